@@ -1,0 +1,3 @@
+from aot.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,77 @@
+"""The build stage: a generated project folder -> an executable or firmware ELF."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aot.errors import ToolchainError
+
+INSTALL_HINT = "run 'bash scripts/setup.sh' (or: sudo apt-get install build-essential)"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    executable: str  # relative to the output folder
+    command: tuple[str, ...]
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "executable": self.executable,
+            "command": list(self.command),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def require_program(program: str, hint: str = INSTALL_HINT) -> str:
+    path = shutil.which(program)
+    if path is None:
+        raise ToolchainError(f"'{program}' was not found on PATH; {hint}")
+    return path
+
+
+def run_make(
+    project_dir: Path,
+    target: str | None = None,
+    env: dict[str, str] | None = None,
+    jobs: int | None = None,
+) -> tuple[str, ...]:
+    """Run make in ``project_dir``; a failure raises ToolchainError with the compiler's words."""
+    make = require_program("make")
+    command = [make, "-C", str(project_dir), f"-j{jobs or os.cpu_count() or 1}"]
+    if target:
+        command.append(target)
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    if result.returncode != 0:
+        output = (result.stderr or result.stdout).strip().splitlines()
+        first_error = next((line for line in output if "error" in line.lower()), None)
+        detail = first_error or (output[-1] if output else "no output")
+        raise ToolchainError(
+            f"building {project_dir} failed (make exit {result.returncode}): {detail}"
+        )
+    return tuple(command)
+
+
+def build_project(output: Path, project: dict[str, Any]) -> BuildResult:
+    import time
+
+    start = time.perf_counter()
+    project_dir = output / project["dir"]
+    command = run_make(project_dir)
+    executable = output / project["executable"]
+    if not executable.is_file():
+        raise ToolchainError(
+            f"make finished but {executable} was not produced; check {project_dir}/Makefile"
+        )
+    return BuildResult(project["executable"], command, time.perf_counter() - start)

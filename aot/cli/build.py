@@ -1,0 +1,136 @@
+"""``aot build``: compile a model into a model library and a project for a board."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from aot.cli.common import add_json_option, add_output_options, progress_printer
+
+HELP = "compile a model (.tflite or .onnx) into C and build it for a board"
+
+DESCRIPTION = """\
+Compile a model into a self-contained C model library (kernels, constants, an AOT
+executor with one run() function, statically planned workspace) and, for a board,
+generate a project from a template and build it.
+
+examples:
+  aot build model.tflite --board host -o out/
+  aot build model.tflite --board mps2_an386 -o out/ --name kws
+  aot build model.onnx --board host -o out/ --pool sram:64K --pool ext:1M
+
+The folder gets metadata.json (read by 'aot run' and 'aot inspect'), model/ (the C
+library: include/aot_<name>.h is its interface) and project/ (the board project).
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "build",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("model", help="the model file: TFLite flatbuffer or ONNX")
+    from aot.boards import DEFAULT_BOARD
+
+    parser.add_argument(
+        "--board",
+        default=DEFAULT_BOARD,
+        help=f"board to build for (default: {DEFAULT_BOARD}); 'aot boards' lists them",
+    )
+    add_output_options(parser)
+    parser.add_argument(
+        "--name",
+        default="default",
+        help="model name, the prefix of every generated C symbol (default: default)",
+    )
+    parser.add_argument(
+        "--template",
+        default=None,
+        help="project template (default: the board's first, e.g. cmsis or host)",
+    )
+    parser.add_argument(
+        "--frontend",
+        default="auto",
+        help="importer: auto (by file content), relax-tflite, relax-onnx, tflite-int8",
+    )
+    parser.add_argument(
+        "--planner",
+        default="greedy_by_size",
+        help="memory planning algorithm (default: greedy_by_size); see docs/memory_planning.md",
+    )
+    parser.add_argument(
+        "--pool",
+        action="append",
+        metavar="NAME:SIZE",
+        help="a workspace pool, repeatable, fastest first (e.g. --pool dtcm:16K --pool sram:1M); "
+        "default: one unbounded pool 'workspace'",
+    )
+    parser.add_argument(
+        "--constants-alignment",
+        type=int,
+        default=16,
+        metavar="BYTES",
+        help="alignment of every constant array (default: 16)",
+    )
+    parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help="generate the model library and the project, but do not compile the project",
+    )
+    add_json_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from aot.boards import load_board
+    from aot.builder import build_project
+    from aot.compiler import CompileOptions, compile_model, pools_from_args
+    from aot.library import staged_output, write_metadata
+    from aot.project import generate_project
+
+    board = load_board(args.board)
+    options = CompileOptions(
+        name=args.name,
+        frontend=args.frontend,
+        planner=args.planner,
+        pools=pools_from_args(args.pool),
+        constants_alignment=args.constants_alignment,
+    )
+    progress = progress_printer(quiet=args.json)
+    output = Path(args.output)
+    with staged_output(output, args.force) as staging:
+        compiled = compile_model(args.model, staging, options, progress=progress)
+        metadata = dict(compiled.metadata)
+        metadata["board"] = board.name
+        progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
+        project = generate_project(staging, metadata, board, args.template)
+        metadata["project"] = project.to_json()
+        if not args.no_build:
+            progress("compiling the project")
+            result = build_project(staging, metadata["project"])
+            metadata["build"] = result.to_json()
+        write_metadata(staging, metadata)
+    summary = {
+        "output": str(output),
+        "board": board.name,
+        "constants_bytes": metadata["constants"]["bytes"],
+        "workspace_bytes": metadata["memory"]["workspace_bytes"],
+        "lower_bound_bytes": metadata["memory"]["lower_bound_bytes"],
+        "operators": len(metadata["operators"]),
+        "executable": metadata.get("build", {}).get("executable"),
+    }
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        print()
+    else:
+        print(
+            f"built {output}: {summary['operators']} kernels, constants "
+            f"{summary['constants_bytes']} B, workspace {summary['workspace_bytes']} B "
+            f"(lower bound {summary['lower_bound_bytes']} B)"
+            + (f", executable {output / summary['executable']}" if summary["executable"] else "")
+        )
+    return 0

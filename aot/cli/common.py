@@ -1,0 +1,34 @@
+"""Option groups shared by several subcommands, defined once."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="DIR", help="output folder to create"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace the output folder if it already exists"
+    )
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help="print a machine-readable JSON report on stdout"
+    )
+
+
+def progress_printer(quiet: bool = False):  # type: ignore[no-untyped-def]
+    """A progress callback printing '[n.n s] message' lines on stderr."""
+    import sys
+    import time
+
+    start = time.perf_counter()
+
+    def progress(message: str) -> None:
+        if not quiet:
+            print(f"[{time.perf_counter() - start:5.1f}s] {message}", file=sys.stderr, flush=True)
+
+    return progress

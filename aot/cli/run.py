@@ -1,0 +1,89 @@
+"""``aot run``: run a built model on its board (host, QEMU) and read the results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from aot.cli.common import add_json_option
+
+HELP = "run a built model on its board with inputs from .npy files"
+
+DESCRIPTION = """\
+Run the model in a folder made by 'aot build' on the board it was built for: a native
+process for --board host, QEMU for emulated boards. Inputs go over the aot serial
+protocol; outputs come back and can be saved as .npy files.
+
+examples:
+  aot run out/ -i input.npy --save results/       writes results/output_0.npy ...
+  aot run out/ -i a.npy -i b.npy --json            two inputs, machine-readable report
+  aot run out/ -i input.npy --repeat 10            time 10 inferences
+
+Time is reported in the board's tick unit: nanoseconds on the host, instructions under
+QEMU (-icount makes them deterministic; QEMU does not model cycles).
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("folder", help="a folder made by 'aot build'")
+    parser.add_argument(
+        "-i",
+        "--input",
+        action="append",
+        default=[],
+        metavar="NPY",
+        help="an input as a .npy file, once per model input, in order",
+    )
+    parser.add_argument("--save", metavar="DIR", help="write output_<n>.npy files here")
+    parser.add_argument("--repeat", type=int, default=1, help="inferences to time (default: 1)")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds to wait for the device (default: 120)"
+    )
+    add_json_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from aot.library import read_metadata
+    from aot.runner import load_inputs, run_model
+
+    folder = Path(args.folder)
+    metadata = read_metadata(folder)
+    inputs = load_inputs(args.input, metadata)
+    report = run_model(folder, inputs, repeats=args.repeat, timeout=args.timeout)
+    saved = []
+    if args.save:
+        save_dir = Path(args.save)
+        save_dir.mkdir(parents=True, exist_ok=True)
+        for index, output in enumerate(report.outputs):
+            path = save_dir / f"output_{index}.npy"
+            np.save(path, output)
+            saved.append(str(path))
+    document = report.to_json(metadata)
+    document["saved"] = saved
+    if args.json:
+        json.dump(document, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"model '{metadata['model']['name']}' on {report.board}: {report.result.runs} run(s)")
+    print(f"  time per run   {document['ticks_per_run']} {document['ticks_unit']}")
+    if document.get("peak_stack_bytes") is not None:
+        print(f"  peak stack     {document['peak_stack_bytes']} B")
+    print(f"  workspace      {document['workspace_bytes']} B")
+    print(f"  constants      {document['constants_bytes']} B")
+    for index, output in enumerate(report.outputs):
+        preview = np.array2string(output.reshape(-1)[:8], separator=", ")
+        print(f"  output {index}       {output.dtype}{list(output.shape)} {preview}")
+    for path in saved:
+        print(f"  saved {path}")
+    return 0

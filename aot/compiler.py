@@ -1,0 +1,218 @@
+"""Compose the stages: model file -> model library folder (+ metadata).
+
+The CLI's ``build`` calls :func:`compile_model`, then the project and toolchain stages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aot import __version__
+from aot.errors import ConfigError
+from aot.library import LIBRARY_DIR, copy_runtime_headers, write_files
+
+Progress = Callable[[str], None]
+
+MODEL_NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,31}$")
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """A workspace pool: a name, a byte limit (None: unbounded) and its linker section."""
+
+    name: str
+    size: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "size_limit": self.size}
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    name: str = "default"
+    frontend: str = "auto"
+    planner: str = "greedy_by_size"
+    pools: tuple[PoolSpec, ...] = (PoolSpec("workspace", None),)
+    constants_alignment: int = 16
+    workspace_alignment: int = 16
+
+    def __post_init__(self) -> None:
+        if not MODEL_NAME_PATTERN.match(self.name):
+            raise ConfigError(
+                f"model name '{self.name}' is not usable as a C prefix; use lower-case letters, "
+                "digits and '_' (at most 32 characters, not starting with a digit)"
+            )
+        for alignment in (self.constants_alignment, self.workspace_alignment):
+            if alignment < 1 or alignment & (alignment - 1):
+                raise ConfigError(f"alignment {alignment} is not a power of two")
+        if not self.pools:
+            raise ConfigError("at least one workspace pool is needed")
+
+
+@dataclass(frozen=True)
+class CompiledLibrary:
+    """What the compile stages produced, as written into the folder's metadata."""
+
+    metadata: dict[str, Any] = field(repr=False)
+    sources: tuple[str, ...]  # relative to the output folder
+
+
+def _tool_versions() -> dict[str, str]:
+    import numpy
+    import tvm
+
+    return {"aot": __version__, "tvm": tvm.__version__, "numpy": numpy.__version__}
+
+
+def compile_model(
+    model_path: str | Path,
+    output: Path,
+    options: CompileOptions,
+    progress: Progress | None = None,
+) -> CompiledLibrary:
+    """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
+    from aot.codegen.executor import CodegenOptions, generate_sources
+    from aot.frontend import import_model
+    from aot.lowering import CONSTANT, lower
+    from aot.lowering.liveness import workspace_buffers
+    from aot.planning import Pool, plan_memory
+
+    def report(message: str) -> None:
+        if progress is not None:
+            progress(message)
+
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    report(f"importing {model_path}")
+    imported = import_model(model_path, options.frontend)
+    timings["import_s"] = time.perf_counter() - start
+
+    mark = time.perf_counter()
+    report(f"lowering {len(imported.operators)} operators to C kernels")
+    lowered = lower(imported, options.name, progress=None)
+    timings["lower_s"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    buffers = workspace_buffers(lowered, options.workspace_alignment)
+    pools = [Pool(p.name, p.size) for p in options.pools]
+    step_names = [f"step {s.index} ({s.operator})" for s in lowered.steps]
+    report(f"planning {len(buffers)} buffers with {options.planner}")
+    plan = plan_memory(buffers, pools, options.planner, step_names=step_names)
+    timings["plan_s"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    report("generating C")
+    generated = generate_sources(
+        lowered,
+        plan,
+        CodegenOptions(options.constants_alignment, options.workspace_alignment),
+    )
+    library_dir = output / LIBRARY_DIR
+    write_files(library_dir, generated.files)
+    copy_runtime_headers(library_dir / "include")
+    timings["codegen_s"] = time.perf_counter() - mark
+    timings["total_s"] = time.perf_counter() - start
+
+    source_bytes = Path(model_path).read_bytes()
+    c_lines = sum(content.count("\n") for content in generated.files.values())
+    per_step_buffers = {b.name: b for b in buffers}
+    metadata: dict[str, Any] = {
+        "tool_versions": _tool_versions(),
+        "model": {
+            "name": options.name,
+            "source": str(Path(model_path).resolve()),
+            "source_sha256": hashlib.sha256(source_bytes).hexdigest(),
+            "format": imported.source_format,
+            "frontend": imported.frontend,
+            "source_operators": list(imported.operators),
+        },
+        "inputs": [
+            _io_json(spec, tensor)
+            for spec, tensor in zip(imported.inputs, lowered.inputs, strict=True)
+        ],
+        "outputs": [
+            _io_json(spec, tensor)
+            for spec, tensor in zip(imported.outputs, lowered.outputs, strict=True)
+        ],
+        "operators": [
+            {
+                "index": step.index,
+                "name": step.operator,
+                "kernel": step.kernel,
+                "scratch_bytes": step.scratch_bytes,
+                "workspace_bytes": sum(
+                    lowered.tensors[t].size_bytes
+                    for t in step.args
+                    if lowered.tensors[t].kind == "intermediate"
+                )
+                + step.scratch_bytes,
+            }
+            for step in lowered.steps
+        ],
+        "memory": {
+            "planner": plan.algorithm,
+            "pools": [
+                {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)} for p in options.pools
+            ],
+            "workspace_bytes": sum(plan.pool_sizes.values()),
+            "lower_bound_bytes": plan.lower_bound,
+            "buffers": [
+                {
+                    **placement.to_json(),
+                    "size": per_step_buffers[placement.buffer].size,
+                    "start": per_step_buffers[placement.buffer].start,
+                    "end": per_step_buffers[placement.buffer].end,
+                }
+                for placement in plan.placements
+            ],
+        },
+        "constants": {
+            "bytes": generated.constants_bytes,
+            "count": len(lowered.tensors_of(CONSTANT)),
+            "section": f".rodata.aot.{options.name}.constants",
+            "alignment": options.constants_alignment,
+        },
+        "library": {
+            "dir": LIBRARY_DIR,
+            "include_dirs": [f"{LIBRARY_DIR}/include"],
+            "sources": sorted(f"{LIBRARY_DIR}/{f}" for f in generated.files if f.endswith(".c")),
+            "c_lines": c_lines,
+            "header": f"{LIBRARY_DIR}/include/aot_{options.name}.h",
+            "run_function": f"aot_{options.name}_run",
+            "descriptor": f"aot_{options.name}_model",
+        },
+        "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
+    }
+    return CompiledLibrary(metadata=metadata, sources=tuple(metadata["library"]["sources"]))
+
+
+def _io_json(spec: Any, tensor: Any) -> dict[str, Any]:
+    return {**spec.to_json(), "c_name": tensor.name}
+
+
+def parse_pool(text: str) -> PoolSpec:
+    """``NAME:SIZE`` with SIZE in bytes or with a K/M suffix (KiB, MiB)."""
+    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*):(\d+)([kKmM]?)(?:i?[bB])?", text)
+    if not match:
+        raise ConfigError(
+            f"pool '{text}' is not NAME:SIZE (for example --pool sram:64K or --pool dtcm:16384)"
+        )
+    name, number, unit = match.groups()
+    scale = {"": 1, "k": 1024, "m": 1024 * 1024}[unit.lower()]
+    return PoolSpec(name.lower(), int(number) * scale)
+
+
+def pools_from_args(texts: Sequence[str] | None) -> tuple[PoolSpec, ...]:
+    if not texts:
+        return (PoolSpec("workspace", None),)
+    pools = tuple(parse_pool(t) for t in texts)
+    names = [p.name for p in pools]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"pool names must be unique, got {', '.join(names)}")
+    return pools

@@ -1,0 +1,41 @@
+"""The import stage: a model file -> ImportedModel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aot.errors import ConfigError, ModelError
+from aot.frontend.model import ImportedModel, Quantization, TensorSpec
+
+__all__ = ["FRONTENDS", "ImportedModel", "Quantization", "TensorSpec", "import_model"]
+
+# --frontend choices; "auto" picks by file content.
+FRONTENDS = ("auto", "relax-tflite", "relax-onnx")
+
+
+def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
+    path = str(path)
+    if not Path(path).is_file():
+        raise ConfigError(f"model file {path} does not exist")
+    if frontend not in FRONTENDS:
+        raise ConfigError(f"unknown frontend '{frontend}'; choose one of {', '.join(FRONTENDS)}")
+    head = Path(path).read_bytes()[:8]
+    if len(head) < 8:
+        raise ModelError(f"{path} is not a model: the file is {len(head)} bytes long")
+    from aot.frontend.tflite_file import is_tflite
+
+    if frontend == "relax-tflite" or (frontend == "auto" and is_tflite(head)):
+        from aot.frontend.relax_tflite import import_tflite_relax
+        from aot.frontend.tflite_file import read_tflite
+
+        return import_tflite_relax(read_tflite(path))
+    from aot.frontend.relax_onnx import import_onnx_relax
+
+    if frontend == "auto" and not path.endswith(".onnx"):
+        try:
+            return import_onnx_relax(path)
+        except ModelError:
+            raise ModelError(
+                f"{path} is neither a TFLite (.tflite) nor an ONNX (.onnx) model"
+            ) from None
+    return import_onnx_relax(path)

@@ -1,0 +1,56 @@
+"""The artifact of the import stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """Affine quantization: real = scale * (q - zero_point). Per-tensor has one entry."""
+
+    scale: tuple[float, ...]
+    zero_point: tuple[int, ...]
+    axis: int | None = None  # the per-channel axis, None when per-tensor
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scale": list(self.scale), "zero_point": list(self.zero_point), "axis": self.axis}
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A model input or output as the user sees it."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # numpy dtype name: "int8", "uint8", "int16", "int32", "float32"
+    quantization: Quantization | None = None
+
+    @property
+    def size_bytes(self) -> int:
+        import numpy as np
+
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "size_bytes": self.size_bytes,
+            "quantization": self.quantization.to_json() if self.quantization else None,
+        }
+
+
+@dataclass(frozen=True)
+class ImportedModel:
+    """A model imported into a Relax IRModule whose ``main`` takes the inputs in order."""
+
+    relax_module: Any  # tvm.IRModule; typed loosely so this module imports without TVM
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    source_path: str
+    source_format: str  # "tflite" or "onnx"
+    frontend: str  # the importer that produced the module, e.g. "relax-tflite"
+    operators: tuple[str, ...] = field(default=())  # source operators in graph order

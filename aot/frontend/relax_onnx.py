@@ -1,0 +1,79 @@
+"""Import ONNX models with TVM's Relax ONNX frontend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aot.errors import ModelError, UnsupportedError
+from aot.frontend.model import ImportedModel, TensorSpec
+
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool"}
+
+
+def _value_spec(value: object, path: str) -> TensorSpec:
+    tensor_type = value.type.tensor_type
+    shape: list[int] = []
+    for dim in tensor_type.shape.dim:
+        if dim.HasField("dim_value") and dim.dim_value > 0:
+            shape.append(int(dim.dim_value))
+        else:
+            raise UnsupportedError(
+                f"{path}: '{value.name}' has a dynamic shape (dimension "
+                f"'{dim.dim_param or '?'}'); aot compiles static shapes only: export the "
+                "model with fixed dimensions"
+            )
+    dtype = ONNX_DTYPES.get(tensor_type.elem_type)
+    if dtype is None:
+        raise UnsupportedError(
+            f"{path}: '{value.name}' has ONNX element type {tensor_type.elem_type}"
+        )
+    return TensorSpec(name=value.name, shape=tuple(shape), dtype=dtype)
+
+
+def import_onnx_relax(path: str) -> ImportedModel:
+    import onnx
+
+    data = Path(path).read_bytes()
+    try:
+        model = onnx.load_model_from_string(data)
+        onnx.checker.check_model(model)
+    except Exception as err:
+        raise ModelError(
+            f"{path} is not a valid ONNX model ({type(err).__name__}: "
+            f"{str(err).splitlines()[0] if str(err) else 'parse error'})"
+        ) from err
+    graph = model.graph
+    if not graph.node:
+        raise ModelError(f"{path} is not a model: its ONNX graph has no nodes")
+    initializers = {init.name for init in graph.initializer}
+    inputs = tuple(_value_spec(v, path) for v in graph.input if v.name not in initializers)
+    outputs = tuple(_value_spec(v, path) for v in graph.output)
+
+    from tvm.relax.frontend.onnx import onnx_frontend
+
+    supported = set(onnx_frontend._get_convert_map())
+    for index, node in enumerate(graph.node):
+        if node.op_type not in supported:
+            raise UnsupportedError(
+                f"{path}: operator #{index} {node.op_type} (node '{node.name}') is not supported "
+                "by the Relax ONNX frontend; see docs/operators.md"
+            )
+    try:
+        module = onnx_frontend.from_onnx(
+            model,
+            shape_dict={spec.name: list(spec.shape) for spec in inputs},
+            dtype_dict={spec.name: spec.dtype for spec in inputs},
+        )
+    except Exception as err:
+        raise UnsupportedError(
+            f"{path}: the Relax ONNX frontend failed: {str(err).splitlines()[0]}"
+        ) from err
+    return ImportedModel(
+        relax_module=module,
+        inputs=inputs,
+        outputs=outputs,
+        source_path=path,
+        source_format="onnx",
+        frontend="relax-onnx",
+        operators=tuple(node.op_type for node in graph.node),
+    )

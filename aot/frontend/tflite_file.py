@@ -1,0 +1,120 @@
+"""Reading and validating TFLite flatbuffers (shared by every TFLite importer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from aot.errors import ModelError, UnsupportedError
+from aot.frontend.model import Quantization, TensorSpec
+
+TFLITE_IDENTIFIER = b"TFL3"
+
+TFLITE_DTYPES = {
+    0: "float32",
+    1: "float16",
+    2: "int32",
+    3: "uint8",
+    4: "int64",
+    6: "bool",
+    7: "int16",
+    9: "int8",
+    10: "float64",
+}
+
+
+def is_tflite(data: bytes) -> bool:
+    return len(data) >= 8 and data[4:8] == TFLITE_IDENTIFIER
+
+
+@dataclass(frozen=True)
+class TFLiteFile:
+    path: str
+    data: bytes
+    model: object  # tflite.Model
+    operators: tuple[str, ...]  # builtin operator names of subgraph 0, in order
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+
+
+def builtin_operator_names() -> dict[int, str]:
+    import tflite
+
+    return {
+        value: name
+        for name, value in vars(tflite.BuiltinOperator).items()
+        if not name.startswith("_")
+    }
+
+
+def _tensor_spec(model: object, subgraph: object, index: int, path: str) -> TensorSpec:
+    tensor = subgraph.Tensors(index)
+    name = tensor.Name().decode("utf-8", "replace")
+    shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+    if any(d < 0 for d in shape):
+        raise UnsupportedError(
+            f"{path}: tensor '{name}' has a dynamic shape {list(shape)}; aot compiles static "
+            "shapes only: export the model with a fixed input shape"
+        )
+    dtype = TFLITE_DTYPES.get(tensor.Type())
+    if dtype is None:
+        raise UnsupportedError(f"{path}: tensor '{name}' has TFLite type {tensor.Type()}")
+    quantization = None
+    q = tensor.Quantization()
+    if q is not None and q.ScaleLength() > 0:
+        scales = tuple(float(s) for s in q.ScaleAsNumpy())
+        zero_points = tuple(int(z) for z in q.ZeroPointAsNumpy()) if q.ZeroPointLength() else (0,)
+        axis = int(q.QuantizedDimension()) if len(scales) > 1 else None
+        quantization = Quantization(scales, zero_points, axis)
+    return TensorSpec(name=name, shape=shape, dtype=dtype, quantization=quantization)
+
+
+def read_tflite(path: str | Path) -> TFLiteFile:
+    """Parse and fully walk a .tflite file so truncation shows up here, not deep in TVM."""
+    path = str(path)
+    data = Path(path).read_bytes()
+    if not is_tflite(data):
+        raise ModelError(f"{path} is not a TFLite model (no 'TFL3' file identifier)")
+    import tflite
+
+    builtin_names = builtin_operator_names()
+    try:
+        model = tflite.Model.GetRootAsModel(data, 0)
+        if model.SubgraphsLength() < 1:
+            raise ModelError(f"{path}: the model has no subgraph")
+        subgraph = model.Subgraphs(0)
+        operators: list[str] = []
+        for op_index in range(subgraph.OperatorsLength()):
+            op = subgraph.Operators(op_index)
+            code = model.OperatorCodes(op.OpcodeIndex())
+            builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+            name = builtin_names.get(builtin, f"BUILTIN_{builtin}")
+            if name == "CUSTOM":
+                name = "CUSTOM:" + (code.CustomCode() or b"?").decode("utf-8", "replace")
+            op.InputsAsNumpy()
+            op.OutputsAsNumpy()
+            operators.append(name)
+        for tensor_index in range(subgraph.TensorsLength()):
+            tensor = subgraph.Tensors(tensor_index)
+            tensor.ShapeAsNumpy()
+            buffer = model.Buffers(tensor.Buffer())
+            if buffer is not None and buffer.DataLength():
+                # Touch the last byte: a truncated file fails here.
+                buffer_data = buffer.DataAsNumpy()
+                _ = int(np.asarray(buffer_data)[-1])
+        inputs = tuple(
+            _tensor_spec(model, subgraph, int(i), path) for i in subgraph.InputsAsNumpy()
+        )
+        outputs = tuple(
+            _tensor_spec(model, subgraph, int(i), path) for i in subgraph.OutputsAsNumpy()
+        )
+    except (ModelError, UnsupportedError):
+        raise
+    except Exception as err:  # the flatbuffer reader raises anything on bad offsets
+        raise ModelError(
+            f"{path} is a truncated or corrupt TFLite file ({type(err).__name__}: {err}); "
+            "re-export it"
+        ) from err
+    return TFLiteFile(path, data, model, tuple(operators), inputs, outputs)

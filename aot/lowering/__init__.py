@@ -1,0 +1,260 @@
+"""The lowering stage: Relax IRModule -> TIR kernels + an execution graph.
+
+Stock Relax passes legalize and fuse the graph; the s_tir pipeline lowers each fused
+PrimFunc without MakePackedAPI (no TVM calling convention, no runtime); the C emitter
+prints each kernel. The Relax ``main`` becomes a flat list of steps over tensors, which
+the memory planner and the executor emitter consume. No Relax VM is involved.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aot.codegen.c_kernel import EmittedKernel, emit_kernel
+from aot.errors import InternalError, UnsupportedError
+from aot.frontend.model import ImportedModel, TensorSpec
+
+INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
+
+
+@dataclass(frozen=True)
+class Tensor:
+    id: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    kind: str  # INPUT, OUTPUT, CONSTANT or INTERMEDIATE
+    io_index: int | None = None  # position among the model inputs or outputs
+    data: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def size_bytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    kernel: str  # C symbol of the kernel
+    operator: str  # fused Relax function name, for reports
+    args: tuple[int, ...]  # tensor ids, in kernel parameter order
+    outputs: tuple[int, ...]  # the subset of args the kernel writes
+    scratch_bytes: int
+
+
+@dataclass(frozen=True)
+class LoweredModel:
+    name: str
+    imported: ImportedModel
+    tensors: tuple[Tensor, ...]
+    steps: tuple[Step, ...]
+    kernels: tuple[EmittedKernel, ...]
+
+    def tensors_of(self, kind: str) -> list[Tensor]:
+        return [t for t in self.tensors if t.kind == kind]
+
+    @property
+    def inputs(self) -> list[Tensor]:
+        return sorted(self.tensors_of(INPUT), key=lambda t: t.io_index or 0)
+
+    @property
+    def outputs(self) -> list[Tensor]:
+        return sorted(self.tensors_of(OUTPUT), key=lambda t: t.io_index or 0)
+
+
+def relax_passes() -> list[object]:
+    from tvm import relax
+
+    return [
+        relax.transform.LegalizeOps(),
+        relax.transform.AnnotateTIROpPattern(),
+        relax.transform.FoldConstant(),
+        relax.transform.FuseOps(),
+        relax.transform.FuseTIR(),
+        relax.transform.DeadCodeElimination(),
+    ]
+
+
+def tir_passes() -> list[object]:
+    """The s_tir lowering pipeline up to, not including, the packed-API passes."""
+    from tvm import s_tir, tirx
+
+    return [
+        s_tir.transform.CanonicalizeLoop(),
+        s_tir.transform.LowerInitBlock(),
+        s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
+        s_tir.transform.ConvertBlocksToOpaque(),
+        s_tir.transform.CompactBufferAllocation(),
+        s_tir.transform.LowerMatchBuffer(),
+        s_tir.transform.StmtSimplify(),
+        s_tir.transform.LowerOpaqueBlock(),
+        tirx.transform.FlattenBuffer(),
+        tirx.transform.NarrowDataType(32),
+        s_tir.transform.LoopPartition(),
+        tirx.transform.VectorizeLoop(False),
+        tirx.transform.StorageRewrite(),
+        tirx.transform.UnrollLoop(),
+        tirx.transform.StmtSimplify(),
+        tirx.transform.RemoveNoOp(),
+        s_tir.transform.RewriteUnsafeSelect(),
+        tirx.transform.CommonSubexprElim(),
+    ]
+
+
+def c_identifier(text: str) -> str:
+    name = re.sub(r"\W+", "_", text).strip("_") or "t"
+    return name if not name[0].isdigit() else "t_" + name
+
+
+class _GraphBuilder:
+    def __init__(self, imported: ImportedModel) -> None:
+        self.imported = imported
+        self.tensors: list[Tensor] = []
+        self.steps: list[tuple[str, list[int], list[int]]] = []  # (prim func, args, outputs)
+        self.values: dict[int, list[int]] = {}  # relax var handle -> tensor ids
+
+    def add_tensor(self, name: str, tensor_type: object, kind: str, **extra: object) -> int:
+        shape = tuple(int(d) for d in tensor_type.shape.values)
+        dtype = str(tensor_type.dtype)
+        tensor = Tensor(len(self.tensors), name, shape, dtype, kind, **extra)  # type: ignore[arg-type]
+        self.tensors.append(tensor)
+        return tensor.id
+
+    def tensor_ids(self, expr: object) -> list[int]:
+        from tvm import ir
+
+        if isinstance(expr, ir.GenericConst):
+            data = expr.value.numpy()
+            tensor_id = self.add_tensor(f"const_{len(self.tensors)}", expr.ty, CONSTANT, data=data)
+            return [tensor_id]
+        if isinstance(expr, ir.Var):
+            key = expr.__chandle__()
+            if key not in self.values:
+                raise InternalError(f"relax variable {expr.name_hint} used before definition")
+            return self.values[key]
+        if isinstance(expr, ir.Tuple):
+            ids: list[int] = []
+            for field_expr in expr.fields:
+                ids.extend(self.tensor_ids(field_expr))
+            return ids
+        raise UnsupportedError(f"unexpected Relax argument {type(expr).__name__}")
+
+    def build(self, main: object) -> None:
+        from tvm import ir, relax
+
+        for index, (param, spec) in enumerate(zip(main.params, self.imported.inputs, strict=False)):
+            tensor_id = self.add_tensor(c_identifier(spec.name), param.ty, INPUT, io_index=index)
+            self.values[param.__chandle__()] = [tensor_id]
+        if len(main.params) != len(self.imported.inputs):
+            raise UnsupportedError(
+                f"the imported model has {len(main.params)} inputs but the file declares "
+                f"{len(self.imported.inputs)}"
+            )
+        body = main.body
+        for block in body.blocks:
+            for binding in block.bindings:
+                value = binding.value
+                key = binding.var.__chandle__()
+                if isinstance(value, ir.Call) and _op_name(value.op) == "relax.call_tir":
+                    prim_func = value.args[0].name_hint
+                    args = self.tensor_ids(value.args[1])
+                    var_type = binding.var.ty
+                    out_infos = (
+                        list(var_type.fields)
+                        if isinstance(var_type, relax.TupleType)
+                        else [var_type]
+                    )
+                    outs = [
+                        self.add_tensor(f"t{len(self.tensors)}", info, INTERMEDIATE)
+                        for info in out_infos
+                    ]
+                    self.steps.append((prim_func, args + outs, outs))
+                    self.values[key] = outs
+                elif isinstance(value, ir.TupleGetItem):
+                    ids = self.tensor_ids(value.tuple_value)
+                    self.values[key] = [ids[value.index]]
+                elif isinstance(value, ir.Tuple | ir.Var | ir.GenericConst):
+                    self.values[key] = self.tensor_ids(value)
+                else:
+                    op = _op_name(getattr(value, "op", None)) or type(value).__name__
+                    raise UnsupportedError(
+                        f"Relax operation {op} survived legalization; aot cannot lower it to C"
+                    )
+        result_ids = self.tensor_ids(body.body)
+        self._mark_outputs(result_ids)
+
+    def _mark_outputs(self, result_ids: list[int]) -> None:
+        specs: tuple[TensorSpec, ...] = self.imported.outputs
+        if len(result_ids) != len(specs):
+            raise UnsupportedError(
+                f"the imported model returns {len(result_ids)} tensors but the file declares "
+                f"{len(specs)} outputs"
+            )
+        for index, (tensor_id, spec) in enumerate(zip(result_ids, specs, strict=True)):
+            tensor = self.tensors[tensor_id]
+            if tensor.kind != INTERMEDIATE or result_ids.count(tensor_id) > 1:
+                raise UnsupportedError(
+                    f"output '{spec.name}' is a model input, a constant or another output; "
+                    "aot needs every output computed by an operator"
+                )
+            self.tensors[tensor_id] = Tensor(
+                tensor.id,
+                c_identifier(spec.name),
+                tensor.shape,
+                tensor.dtype,
+                OUTPUT,
+                io_index=index,
+            )
+
+
+def _op_name(op: object) -> str | None:
+    name = getattr(op, "name", None)
+    return str(name) if name is not None else None
+
+
+def lower(imported: ImportedModel, name: str, progress: object = None) -> LoweredModel:
+    """Lower an imported model to C kernels and an execution graph."""
+    import tvm
+    from tvm import tirx
+
+    module = imported.relax_module
+    with tvm.transform.PassContext(opt_level=3):
+        module = tvm.transform.Sequential(relax_passes())(module)
+    builder = _GraphBuilder(imported)
+    builder.build(module["main"])
+
+    used = sorted({prim for prim, _, _ in builder.steps})
+    target = tvm.target.Target({"kind": "c"})
+    kernels: dict[str, EmittedKernel] = {}
+    for prim_name in used:
+        if progress is not None:
+            progress(f"lowering {prim_name}")
+        func = module[prim_name]
+        tir_module = tvm.IRModule({prim_name: func.with_attr("global_symbol", prim_name)})
+        tir_module = tirx.transform.BindTarget(target)(tir_module)
+        with tvm.transform.PassContext(opt_level=3):
+            tir_module = tvm.transform.Sequential(tir_passes())(tir_module)
+        symbol = f"aot_{name}_{c_identifier(prim_name)}"
+        kernels[prim_name] = emit_kernel(symbol, tir_module[prim_name])
+
+    steps: list[Step] = []
+    for index, (prim_name, args, outs) in enumerate(builder.steps):
+        kernel = kernels[prim_name]
+        if len(kernel.params) != len(args):
+            raise InternalError(
+                f"kernel {kernel.name} takes {len(kernel.params)} buffers, the graph passes "
+                f"{len(args)}"
+            )
+        steps.append(
+            Step(index, kernel.name, prim_name, tuple(args), tuple(outs), kernel.scratch_bytes)
+        )
+    return LoweredModel(
+        name=name,
+        imported=imported,
+        tensors=tuple(builder.tensors),
+        steps=tuple(steps),
+        kernels=tuple(kernels[p] for p in used),
+    )

@@ -1,0 +1,118 @@
+"""The run stage: connect to the built model (host process, QEMU or a board) and run it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aot.boards import Board, load_board
+from aot.device.client import DeviceClient, RunResult
+from aot.errors import ConfigError
+from aot.library import read_metadata
+
+
+@dataclass(frozen=True)
+class RunReport:
+    outputs: list[np.ndarray]
+    result: RunResult
+    stats: dict[str, Any]
+    board: str
+    ticks_unit: str
+
+    def to_json(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        result = self.result
+        per_run = result.ticks // max(result.runs, 1)
+        return {
+            "board": self.board,
+            "runs": result.runs,
+            "status": result.status,
+            "ticks_per_run": per_run,
+            "ticks_min": result.ticks_min,
+            "ticks_max": result.ticks_max,
+            "ticks_per_second": result.ticks_per_second,
+            "ticks_unit": self.ticks_unit,
+            **self.stats,
+            "constants_bytes": metadata["constants"]["bytes"],
+            "workspace_bytes": metadata["memory"]["workspace_bytes"],
+            "pools": metadata["memory"]["pools"],
+            "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype)} for o in self.outputs],
+        }
+
+
+@contextlib.contextmanager
+def connect(
+    output: Path, metadata: dict[str, Any], board: Board, timeout: float
+) -> Iterator[DeviceClient]:
+    """Start or open the device the folder was built for and yield a protocol client."""
+    build = metadata.get("build")
+    if build is None:
+        raise ConfigError(
+            f"{output} was generated with --no-build; build it with 'aot build' first"
+        )
+    executable = output / build["executable"]
+    if board.is_host:
+        from aot.device.transport import PipeTransport
+
+        transport = PipeTransport.spawn([str(executable)])
+        with DeviceClient(transport, timeout=timeout) as client:
+            yield client
+        return
+    if board.emulated:
+        from aot.device.transport import SerialTransport
+        from aot.emulator.qemu import QemuInstance
+
+        with QemuInstance(board, executable) as qemu:
+            transport = SerialTransport(qemu.serial_url)
+            with DeviceClient(transport, timeout=timeout) as client:
+                yield client
+        return
+    raise ConfigError(
+        f"board '{board.name}' is physical; flashing it is not supported yet (see docs/boards.md)"
+    )
+
+
+def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
+    specs = metadata["inputs"]
+    if len(paths) != len(specs):
+        names = ", ".join(s["name"] for s in specs)
+        raise ConfigError(
+            f"the model takes {len(specs)} input(s) ({names}); got {len(paths)} -i option(s)"
+        )
+    arrays = []
+    for path, spec in zip(paths, specs, strict=True):
+        try:
+            array = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise ConfigError(f"cannot read input {path}: {err}") from err
+        expected_shape = tuple(spec["shape"])
+        if array.dtype != np.dtype(spec["dtype"]) or array.shape != expected_shape:
+            raise ConfigError(
+                f"input {path} is a {array.dtype} array of shape {array.shape}; input "
+                f"'{spec['name']}' needs {spec['dtype']} of shape {expected_shape}"
+            )
+        arrays.append(array)
+    return arrays
+
+
+def run_model(
+    output: str | Path, inputs: list[np.ndarray], repeats: int = 1, timeout: float = 60.0
+) -> RunReport:
+    output = Path(output)
+    metadata = read_metadata(output)
+    board = load_board(metadata["board"])
+    with connect(output, metadata, board, timeout) as client:
+        result = client.run(inputs, repeats=repeats, timeout=timeout)
+        stats = client.stats()
+        client.quit()
+    stats_json = {
+        "peak_stack_bytes": stats.stack_peak_bytes if stats.stack_painted_bytes else None,
+        "model_stack_bytes": stats.model_stack_bytes,
+        "stack_exhausted": stats.stack_exhausted,
+    }
+    unit = board.ticks.unit if board.ticks else "ticks"
+    return RunReport(result.outputs, result, stats_json, board.name, unit)

@@ -1,0 +1,56 @@
+/*
+ * The contract between a generated model library and the application that runs it.
+ *
+ * Every model library compiled by aot defines one `const struct aot_model_desc
+ * aot_<name>_model` next to its typed entry point `aot_<name>_run()`. The generic
+ * application in runtime_c (serial benchmark server, host runner) only knows this
+ * descriptor, so one application serves every model.
+ */
+#ifndef AOT_MODEL_H_
+#define AOT_MODEL_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types of model inputs and outputs; values are part of the serial protocol. */
+typedef enum {
+  AOT_DTYPE_INT8 = 0,
+  AOT_DTYPE_UINT8 = 1,
+  AOT_DTYPE_INT16 = 2,
+  AOT_DTYPE_INT32 = 3,
+  AOT_DTYPE_FLOAT32 = 4,
+} aot_dtype_t;
+
+#define AOT_MAX_NDIM 6
+
+struct aot_tensor_info {
+  const char* name;
+  aot_dtype_t dtype;
+  uint32_t ndim;
+  int32_t shape[AOT_MAX_NDIM];
+  uint32_t size_bytes;
+};
+
+/* Runs one inference. inputs[i] / outputs[i] point at caller-owned buffers of
+ * inputs[i].size_bytes / outputs[i].size_bytes. Returns 0 (AOT_OK) or an aot error code. */
+typedef int32_t (*aot_run_fn)(void* const* inputs, void* const* outputs);
+
+struct aot_model_desc {
+  const char* name;
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  const struct aot_tensor_info* inputs;
+  const struct aot_tensor_info* outputs;
+  aot_run_fn run;
+  uint32_t workspace_bytes; /* all planned pools together */
+  uint32_t constants_bytes;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AOT_MODEL_H_ */
