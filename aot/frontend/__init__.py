@@ -24,7 +24,8 @@ def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
         raise ModelError(f"{path} is not a model: the file is {len(head)} bytes long")
     from aot.frontend.tflite_file import is_tflite
 
-    if frontend == "relax-tflite" or (frontend == "auto" and is_tflite(head)):
+    by_suffix = path.lower().endswith(".tflite")
+    if frontend == "relax-tflite" or (frontend == "auto" and (is_tflite(head) or by_suffix)):
         from aot.frontend.relax_tflite import import_tflite_relax
         from aot.frontend.tflite_file import read_tflite
 

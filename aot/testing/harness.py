@@ -1,0 +1,70 @@
+"""Build a model and run it on many inputs in one device session (tests and benchmarks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from aot.errors import AotError
+
+
+def build(model: str | Path, output: str | Path, board: str = "host", *extra: str) -> Path:
+    """``aot build`` in-process; raises on failure instead of printing."""
+    import argparse
+
+    from aot.cli import build as build_cli
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    build_cli.add_parser(sub)
+    args = parser.parse_args(
+        ["build", str(model), "--board", board, "-o", str(output), "--force", "--json", *extra]
+    )
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        build_cli.run(args)
+    return Path(output)
+
+
+def run_many(
+    folder: str | Path, batches: Sequence[Sequence[np.ndarray]], timeout: float = 120.0
+) -> list[list[np.ndarray]]:
+    """Run the built model once per entry of ``batches`` in a single device session."""
+    from aot.boards import load_board
+    from aot.library import read_metadata
+    from aot.runner import connect
+
+    folder = Path(folder)
+    metadata = read_metadata(folder)
+    board = load_board(metadata["board"])
+    results: list[list[np.ndarray]] = []
+    with connect(folder, metadata, board, timeout) as client:
+        for inputs in batches:
+            results.append(client.run(list(inputs), timeout=timeout).outputs)
+        client.quit()
+    return results
+
+
+def random_inputs(specs: Sequence[dict], count: int, seed: int) -> list[list[np.ndarray]]:
+    """Seeded random inputs over each input's full range (ints) or N(0, 1) (floats)."""
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(count):
+        batch = []
+        for spec in specs:
+            dtype = np.dtype(spec["dtype"])
+            shape = tuple(spec["shape"])
+            if dtype.kind in "iu":
+                info = np.iinfo(dtype)
+                batch.append(rng.integers(info.min, info.max + 1, size=shape, dtype=dtype))
+            else:
+                batch.append(rng.standard_normal(shape).astype(dtype))
+        batches.append(batch)
+    return batches
+
+
+__all__ = ["AotError", "build", "random_inputs", "run_many"]

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install everything aot needs on a Debian machine with Python 3.11:
+# Debian packages (C toolchains, QEMU) and the Python package with its test extras.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(make gcc gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+                 qemu-system-arm)
+
+missing=()
+for package in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import aot, tvm, ai_edge_litert, onnxruntime, xdist' >/dev/null 2>&1 \
+   || ! "$PYTHON" -m pip show -q aot >/dev/null 2>&1; then
+  echo "setup: installing the aot Python package and its dependencies"
+  "$PYTHON" -m pip install -q -e ".[dev]"
+fi
+echo "setup: done ($("$PYTHON" -m aot --version))"

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The whole test suite: unit, toolchain (cross-compile) and emulator (QEMU) tiers.
+# Set-up first, so a fresh machine needs only this command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec python3 -m pytest -n "${AOT_TEST_JOBS:-2}" "$@"
