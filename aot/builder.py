@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aot.errors import ToolchainError
+from aot.errors import PlanningError, ToolchainError
 
 INSTALL_HINT = "run 'bash scripts/setup.sh' (or: sudo apt-get install build-essential)"
 
@@ -19,13 +20,47 @@ class BuildResult:
     executable: str  # relative to the output folder
     command: tuple[str, ...]
     seconds: float
+    sections: dict[str, int]  # bytes per kind: text, rodata, data, bss (firmware only)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "executable": self.executable,
             "command": list(self.command),
             "seconds": round(self.seconds, 3),
+            "sections": self.sections,
         }
+
+
+def section_sizes(elf: Path) -> dict[str, int]:
+    """text / rodata / data / bss bytes of an ARM ELF, from its section headers."""
+    size_tool = shutil.which("arm-none-eabi-size")
+    if size_tool is None:
+        return {}
+    result = subprocess.run(
+        [size_tool, "-A", str(elf)], capture_output=True, text=True, check=False
+    )
+    totals = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) != 3 or not fields[1].isdigit() or not fields[0].startswith("."):
+            continue
+        name, size = fields[0], int(fields[1])
+        if name.startswith((".debug", ".comment", ".ARM.attributes", ".stack", ".heap")):
+            continue
+        for kind, markers in SECTION_KINDS:
+            if any(marker in name for marker in markers):
+                totals[kind] += size
+                break
+    return totals
+
+
+# Output section name fragments -> kind; the first match wins.
+SECTION_KINDS = (
+    ("rodata", ("rodata", "constants")),
+    ("bss", ("bss", "noinit", "pool")),
+    ("data", ("data",)),
+    ("text", ("text", "isr_vector", "vectors", "ARM.ex")),
+)
 
 
 def require_program(program: str, hint: str = INSTALL_HINT) -> str:
@@ -54,6 +89,13 @@ def run_make(
         check=False,
     )
     if result.returncode != 0:
+        overflow = re.search(r"region [`'](\w+)' overflowed by (\d+) bytes", result.stderr)
+        if overflow:
+            region, over = overflow.groups()
+            raise PlanningError(
+                f"the firmware does not fit memory '{region}' of the board: {over} bytes over; "
+                "use smaller pools (--pool), a smaller model or a board with more memory"
+            )
         output = (result.stderr or result.stdout).strip().splitlines()
         first_error = next((line for line in output if "error" in line.lower()), None)
         detail = first_error or (output[-1] if output else "no output")
@@ -74,4 +116,5 @@ def build_project(output: Path, project: dict[str, Any]) -> BuildResult:
         raise ToolchainError(
             f"make finished but {executable} was not produced; check {project_dir}/Makefile"
         )
-    return BuildResult(project["executable"], command, time.perf_counter() - start)
+    sections = section_sizes(executable) if executable.suffix == ".elf" else {}
+    return BuildResult(project["executable"], command, time.perf_counter() - start, sections)

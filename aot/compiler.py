@@ -19,6 +19,9 @@ from aot.library import LIBRARY_DIR, copy_runtime_headers, write_files
 
 Progress = Callable[[str], None]
 
+# hill_climb starts from the better greedy plan and only improves it; deterministic.
+DEFAULT_PLANNER = "hill_climb"
+
 MODEL_NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,31}$")
 
 
@@ -37,7 +40,7 @@ class PoolSpec:
 class CompileOptions:
     name: str = "default"
     frontend: str = "auto"
-    planner: str = "greedy_by_size"
+    planner: str = DEFAULT_PLANNER
     pools: tuple[PoolSpec, ...] = (PoolSpec("workspace", None),)
     constants_alignment: int = 16
     workspace_alignment: int = 16
@@ -206,6 +209,15 @@ def parse_pool(text: str) -> PoolSpec:
     name, number, unit = match.groups()
     scale = {"": 1, "k": 1024, "m": 1024 * 1024}[unit.lower()]
     return PoolSpec(name.lower(), int(number) * scale)
+
+
+def default_pools(board: Any) -> tuple[PoolSpec, ...]:
+    """One pool in the board's default workspace memory, limited by its size; the host
+    has no limit."""
+    if board.is_host or not board.memories:
+        return (PoolSpec("workspace", None),)
+    region = board.default_region("workspace")
+    return (PoolSpec(region.name, region.size),)
 
 
 def pools_from_args(texts: Sequence[str] | None) -> tuple[PoolSpec, ...]:

@@ -22,21 +22,27 @@ class RunReport:
     result: RunResult
     stats: dict[str, Any]
     board: str
-    ticks_unit: str
+    time_unit: str  # what one count of time_per_run is: ns, cycles or instructions
+    units_per_tick: int  # e.g. 40 instructions per FPGAIO tick under QEMU -icount
+
+    @property
+    def time_per_run(self) -> int:
+        return self.result.ticks * self.units_per_tick // max(self.result.runs, 1)
 
     def to_json(self, metadata: dict[str, Any]) -> dict[str, Any]:
         result = self.result
-        per_run = result.ticks // max(result.runs, 1)
         return {
             "board": self.board,
             "runs": result.runs,
             "status": result.status,
-            "ticks_per_run": per_run,
-            "ticks_min": result.ticks_min,
-            "ticks_max": result.ticks_max,
+            "time_per_run": self.time_per_run,
+            "time_unit": self.time_unit,
+            "time_min": result.ticks_min * self.units_per_tick,
+            "time_max": result.ticks_max * self.units_per_tick,
+            "ticks_per_run": result.ticks // max(result.runs, 1),
             "ticks_per_second": result.ticks_per_second,
-            "ticks_unit": self.ticks_unit,
             **self.stats,
+            "sections": metadata.get("build", {}).get("sections", {}),
             "constants_bytes": metadata["constants"]["bytes"],
             "workspace_bytes": metadata["memory"]["workspace_bytes"],
             "pools": metadata["memory"]["pools"],
@@ -67,7 +73,7 @@ def connect(
         from aot.emulator.qemu import QemuInstance
 
         with QemuInstance(board, executable) as qemu:
-            transport = SerialTransport(qemu.serial_url)
+            transport = SerialTransport(qemu.url)
             with DeviceClient(transport, timeout=timeout) as client:
                 yield client
         return
@@ -115,4 +121,5 @@ def run_model(
         "stack_exhausted": stats.stack_exhausted,
     }
     unit = board.ticks.unit if board.ticks else "ticks"
-    return RunReport(result.outputs, result, stats_json, board.name, unit)
+    per_tick = (board.ticks.instructions_per_tick if board.ticks else None) or 1
+    return RunReport(result.outputs, result, stats_json, board.name, unit, per_tick)

@@ -27,6 +27,8 @@ library: include/aot_<name>.h is its interface) and project/ (the board project)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from aot.compiler import DEFAULT_PLANNER
+
     parser = subparsers.add_parser(
         "build",
         help=HELP,
@@ -59,8 +61,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--planner",
-        default="greedy_by_size",
-        help="memory planning algorithm (default: greedy_by_size); see docs/memory_planning.md",
+        default=DEFAULT_PLANNER,
+        help=f"memory planning algorithm (default: {DEFAULT_PLANNER}); see docs/memory_planning.md",
     )
     parser.add_argument(
         "--pool",
@@ -88,7 +90,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
     from aot.builder import build_project
-    from aot.compiler import CompileOptions, compile_model, pools_from_args
+    from aot.compiler import CompileOptions, compile_model, default_pools, pools_from_args
     from aot.library import staged_output, write_metadata
     from aot.project import generate_project
 
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
         frontend=args.frontend,
         planner=args.planner,
-        pools=pools_from_args(args.pool),
+        pools=pools_from_args(args.pool) if args.pool else default_pools(board),
         constants_alignment=args.constants_alignment,
     )
     progress = progress_printer(quiet=args.json)
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
         project = generate_project(staging, metadata, board, args.template)
         metadata["project"] = project.to_json()
-        if not args.no_build:
+        if not args.no_build and project.built_by_aot:
             progress("compiling the project")
             result = build_project(staging, metadata["project"])
             metadata["build"] = result.to_json()

@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
         print()
         return 0
     print(f"model '{metadata['model']['name']}' on {report.board}: {report.result.runs} run(s)")
-    print(f"  time per run   {document['ticks_per_run']} {document['ticks_unit']}")
+    print(f"  time per run   {document['time_per_run']} {document['time_unit']}")
+    for kind, size in document["sections"].items():
+        print(f"  {kind:<14} {size} B")
     if document.get("peak_stack_bytes") is not None:
         print(f"  peak stack     {document['peak_stack_bytes']} B")
     print(f"  workspace      {document['workspace_bytes']} B")

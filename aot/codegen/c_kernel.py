@@ -76,10 +76,13 @@ BINARY_OPERATORS = {
     tirx.GE: ">=",
     tirx.And: "&&",
     tirx.Or: "||",
+    tirx.RShift: ">>",  # arithmetic on signed values with gcc and clang, as TIR means
+    tirx.BitwiseAnd: "&",
+    tirx.BitwiseOr: "|",
+    tirx.BitwiseXor: "^",
 }
 
 CALL_OPERATORS = {
-    "shift_left": "<<",
     "shift_right": ">>",
     "bitwise_and": "&",
     "bitwise_or": "|",
@@ -318,7 +321,8 @@ class KernelEmitter:
         self.buffer_dtype[_key(buffer)] = dtype
         self.buffer_data[_key(buffer)] = name
         if nbytes <= MAX_LOCAL_ALLOCATION_BYTES:
-            self._emit(indent, f"{c_type(dtype)} {name}[{count}];")
+            # Zero-initialised so that compilers can prove it is set before use.
+            self._emit(indent, f"{c_type(dtype)} {name}[{count}] = {{0}};")
             return
         offset = _align(self.scratch_offset, SCRATCH_ALIGNMENT)
         self.scratch_offset = offset + nbytes
@@ -379,6 +383,15 @@ class KernelEmitter:
             if name is None:
                 raise UnsupportedError(f"kernel {self.symbol}: free variable {expr.name}")
             return name
+        if isinstance(expr, tirx.LShift):
+            # Shift the bits as unsigned: a left shift of a negative signed value is
+            # undefined in C99, while TIR means two's complement.
+            dtype = dtype_of(expr)
+            a, b = self._expr(expr.a), self._expr(expr.b)
+            if dtype.startswith("int"):
+                unsigned = c_type("u" + dtype)
+                return f"(({c_type(dtype)})(({unsigned})({a}) << ({b})))"
+            return f"({a} << {b})"
         operator = BINARY_OPERATORS.get(type(expr))
         if operator is not None:
             return f"({self._expr(expr.a)} {operator} {self._expr(expr.b)})"
@@ -402,6 +415,8 @@ class KernelEmitter:
             return f"{helper}({self._expr(expr.a)}, {self._expr(expr.b)})"
         if isinstance(expr, tirx.Not):
             return f"(!{self._expr(expr.a)})"
+        if isinstance(expr, tirx.BitwiseNot):
+            return f"(~{self._expr(expr.a)})"
         if isinstance(expr, tirx.Select):
             return (
                 f"({self._expr(expr.condition)} ? {self._expr(expr.true_value)} : "
@@ -433,6 +448,8 @@ class KernelEmitter:
             return f"({self._expr(cond)} ? {self._expr(then_value)} : {self._expr(else_value)})"
         if op_name in MATH_FUNCTIONS:
             return self._math_call(op_name, dtype_of(call), args)
+        if op_name == "shift_left":
+            return self._expr(tirx.LShift(args[0], args[1]))
         if op_name in CALL_OPERATORS:
             return f"({self._expr(args[0])} {CALL_OPERATORS[op_name]} {self._expr(args[1])})"
         if op_name == "bitwise_not":

@@ -10,7 +10,15 @@ from aot.frontend.model import ImportedModel, Quantization, TensorSpec
 __all__ = ["FRONTENDS", "ImportedModel", "Quantization", "TensorSpec", "import_model"]
 
 # --frontend choices; "auto" picks by file content.
-FRONTENDS = ("auto", "relax-tflite", "relax-onnx")
+FRONTENDS = ("auto", "tflite-int8", "relax-tflite", "relax-onnx")
+
+
+def _is_integer_model(tflite_file: object) -> bool:
+    """Integer-quantized TFLite models go to aot's own int8 importer (exact requantization)."""
+    return all(
+        spec.quantization is not None and spec.dtype in ("int8", "int16")
+        for spec in (*tflite_file.inputs, *tflite_file.outputs)  # type: ignore[attr-defined]
+    )
 
 
 def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
@@ -25,11 +33,18 @@ def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
     from aot.frontend.tflite_file import is_tflite
 
     by_suffix = path.lower().endswith(".tflite")
-    if frontend == "relax-tflite" or (frontend == "auto" and (is_tflite(head) or by_suffix)):
+    if frontend in ("relax-tflite", "tflite-int8") or (
+        frontend == "auto" and (is_tflite(head) or by_suffix)
+    ):
         from aot.frontend.relax_tflite import import_tflite_relax
         from aot.frontend.tflite_file import read_tflite
 
-        return import_tflite_relax(read_tflite(path))
+        tflite_file = read_tflite(path)
+        if frontend == "tflite-int8" or (frontend == "auto" and _is_integer_model(tflite_file)):
+            from aot.frontend.tflite_int8 import import_tflite_int8
+
+            return import_tflite_int8(path)
+        return import_tflite_relax(tflite_file)
     from aot.frontend.relax_onnx import import_onnx_relax
 
     if frontend == "auto" and not path.endswith(".onnx"):

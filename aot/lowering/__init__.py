@@ -16,6 +16,7 @@ import numpy as np
 from aot.codegen.c_kernel import EmittedKernel, emit_kernel
 from aot.errors import InternalError, UnsupportedError
 from aot.frontend.model import ImportedModel, TensorSpec
+from aot.lowering.schedule import fuse_for_memory
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
 
@@ -232,7 +233,7 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
     for prim_name in used:
         if progress is not None:
             progress(f"lowering {prim_name}")
-        func = module[prim_name]
+        func = fuse_for_memory(module[prim_name])
         tir_module = tvm.IRModule({prim_name: func.with_attr("global_symbol", prim_name)})
         tir_module = tirx.transform.BindTarget(target)(tir_module)
         with tvm.transform.PassContext(opt_level=3):

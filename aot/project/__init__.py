@@ -26,6 +26,8 @@ EXECUTABLE = "aot_app"
 
 # Frame payload of the serial protocol; larger inputs arrive in chunks.
 APP_MAX_PAYLOAD = 512
+# Where no linker symbol bounds the stack (host builds), paint this much below main.
+HOST_STACK_PAINT = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class ProjectInfo:
     port: str
     dir: str  # relative to the output folder
     executable: str  # relative to the output folder, once built
+    built_by_aot: bool  # False: the user builds it (e.g. west build for Zephyr)
     variables: Mapping[str, str] = field(repr=False, default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -42,18 +45,51 @@ class ProjectInfo:
             "port": self.port,
             "dir": self.dir,
             "executable": self.executable,
+            "built_by_aot": self.built_by_aot,
         }
 
 
-# Extra variables a template needs beyond the common ones, by template name. A template
-# that needs none has no entry; new templates add a function here, not an if.
-TemplateVariables = Callable[[Board, dict[str, Any], Path], dict[str, str]]
-TEMPLATE_VARIABLES: dict[str, TemplateVariables] = {}
+@dataclass(frozen=True)
+class ProjectContext:
+    """What a template hook gets: the project folder (already holding the copied
+    template and runtime) and the facts it may need."""
+
+    project: Path
+    board: Board
+    metadata: dict[str, Any]
+    app_defines: Mapping[str, str]
+
+    @property
+    def model_name(self) -> str:
+        return str(self.metadata["model"]["name"])
+
+    def sources(self) -> list[str]:
+        """Every C file besides the template's own, relative to the project folder."""
+        library = [f"../{s}" for s in self.metadata["library"]["sources"]]
+        runtime = sorted(
+            f"runtime/src/{p.name}" for p in (self.project / "runtime/src").glob("*.c")
+        )
+        return [*library, *runtime, "runtime/port/port.c", "app/aot_app_model.c"]
+
+    def includes(self) -> list[str]:
+        return [
+            f"../{LIBRARY_DIR}/include",
+            f"../{LIBRARY_DIR}/src",
+            "runtime/include",
+            "runtime/src",
+        ]
 
 
-def template_variables(name: str) -> Callable[[TemplateVariables], TemplateVariables]:
-    def decorator(func: TemplateVariables) -> TemplateVariables:
-        TEMPLATE_VARIABLES[name] = func
+# A template's hook writes its generated files (build configuration, linker script) and
+# returns the path of the build product relative to the project. Templates register a
+# hook by name; the generator never tests template or board names.
+TemplateHook = Callable[[ProjectContext], str]
+TEMPLATE_HOOKS: dict[str, TemplateHook] = {}
+
+
+def template_hook(name: str) -> Callable[[TemplateHook], TemplateHook]:
+    def decorator(func: TemplateHook) -> TemplateHook:
+        TEMPLATE_HOOKS[name] = func
         return func
 
     return decorator
@@ -75,13 +111,18 @@ def io_arena_bytes(metadata: dict[str, Any]) -> int:
     return max(total, 16)
 
 
-def common_variables(board: Board, metadata: dict[str, Any]) -> dict[str, str]:
-    name = metadata["model"]["name"]
-    defines = {
+def app_defines(metadata: dict[str, Any]) -> dict[str, str]:
+    """-D macros of the runtime application, sized for this model."""
+    return {
         "AOT_APP_IO_BYTES": f"{io_arena_bytes(metadata)}u",
         "AOT_APP_MAX_TENSORS": f"{max(1, len(metadata['inputs']) + len(metadata['outputs']))}u",
         "AOT_APP_MAX_PAYLOAD": f"{APP_MAX_PAYLOAD}u",
     }
+
+
+def common_variables(board: Board, metadata: dict[str, Any]) -> dict[str, str]:
+    name = metadata["model"]["name"]
+    defines = {**app_defines(metadata), "AOT_APP_STACK_PAINT_BYTES": f"{HOST_STACK_PAINT}u"}
     return {
         "MODEL_NAME": name,
         "MODEL_DIR": f"../{LIBRARY_DIR}",
@@ -128,9 +169,6 @@ def generate_project(
     port = board.port_for(template)
     project = output / PROJECT_DIR
     variables = common_variables(board, metadata)
-    extra = TEMPLATE_VARIABLES.get(template)
-    if extra is not None:
-        variables.update(extra(board, metadata, output))
     for source in sorted(template_dir.rglob("*")):
         if source.is_dir():
             continue
@@ -155,11 +193,21 @@ def generate_project(
         f"  return &aot_{name}_model;\n"
         "}\n"
     )
-    executable = variables.get("EXECUTABLE_PATH", f"build/{EXECUTABLE}")
+    executable = f"build/{EXECUTABLE}"
+    hook = TEMPLATE_HOOKS.get(template)
+    if hook is not None:
+        executable = hook(ProjectContext(project, board, metadata, app_defines(metadata)))
     return ProjectInfo(
         template=template,
         port=port,
         dir=PROJECT_DIR,
         executable=f"{PROJECT_DIR}/{executable}",
+        # aot builds what make builds; other templates name their tool in their README.
+        built_by_aot=(project / "Makefile").is_file(),
         variables=variables,
     )
+
+
+# Template hooks register themselves on import.
+from aot.project import cmsis as _cmsis  # noqa: E402, F401
+from aot.project import zephyr as _zephyr  # noqa: E402, F401

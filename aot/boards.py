@@ -1,0 +1,410 @@
+"""Boards as data: ``boards/<name>.yaml`` validated by ``boards/schema.json``.
+
+A board says what the hardware is (core, FPU/DSP/MVE, clock, memory regions, console,
+tick source, QEMU machine, Zephyr name, flash runner). Code never tests board names: it
+reads fields and capability flags. Compiler flags come from a table keyed by core, so a
+new board with a known core needs no Python change.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from aot.errors import ConfigError
+
+DEFAULT_BOARD = "mps2_an386"
+
+# The repository's boards folder; AOT_BOARDS_PATH (os.pathsep-separated) adds folders
+# searched first, so out-of-tree boards need no edit here.
+BOARDS_DIR = Path(__file__).resolve().parent.parent / "boards"
+SCHEMA_PATH = BOARDS_DIR / "schema.json"
+
+MEMORY_KINDS = ("code", "constants", "data", "workspace", "stack", "io")
+
+
+@dataclass(frozen=True)
+class CoreInfo:
+    """What gcc needs for a core: feature name -> -mcpu extension suffix."""
+
+    arch: str
+    fpu: Mapping[str, str]  # fpu value -> "+ext" suffix ("" = the core's default)
+    dsp: Mapping[bool, str]
+    mve: Mapping[str, str]
+
+
+# Keyed by core, never by board. The suffixes switch off what the core's default has.
+CORES: Mapping[str, CoreInfo] = MappingProxyType(
+    {
+        "cortex-m3": CoreInfo("armv7-m", {"none": ""}, {False: ""}, {"none": ""}),
+        "cortex-m4": CoreInfo("armv7e-m", {"none": "+nofp", "sp": ""}, {True: ""}, {"none": ""}),
+        "cortex-m7": CoreInfo(
+            "armv7e-m", {"none": "+nofp", "sp": "+nofp.dp", "dp": ""}, {True: ""}, {"none": ""}
+        ),
+        "cortex-m33": CoreInfo(
+            "armv8-m.main",
+            {"none": "+nofp", "sp": ""},
+            {True: "", False: "+nodsp"},
+            {"none": ""},
+        ),
+        "cortex-m55": CoreInfo(
+            "armv8.1-m.main",
+            {"none": "+nofp", "dp": ""},
+            {True: ""},
+            {"none": "+nomve", "int": "+nomve.fp", "float": ""},
+        ),
+    }
+)
+
+
+# CMSIS generic devices (pack ARM::Cortex_DFP) for csolution.yml, by core and features.
+CMSIS_DEVICES: Mapping[tuple[str, str, bool], str] = MappingProxyType(
+    {
+        ("cortex-m3", "none", False): "ARMCM3",
+        ("cortex-m4", "none", True): "ARMCM4",
+        ("cortex-m4", "sp", True): "ARMCM4_FP",
+        ("cortex-m7", "none", True): "ARMCM7",
+        ("cortex-m7", "sp", True): "ARMCM7_SP",
+        ("cortex-m7", "dp", True): "ARMCM7_DP",
+        ("cortex-m33", "none", False): "ARMCM33",
+        ("cortex-m33", "sp", True): "ARMCM33_DSP_FP",
+        ("cortex-m55", "dp", True): "ARMCM55",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Features:
+    fpu: str = "none"  # none | sp | dp
+    dsp: bool = False
+    mve: str = "none"  # none | int | float
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    name: str
+    base: int
+    size: int
+    holds: tuple[str, ...]
+    loadable: bool = False  # initialised bytes can be put here by the flasher/emulator
+    note: str = ""
+    zephyr_region: str | None = None  # devicetree zephyr,memory-region name
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    def may_hold(self, kind: str) -> bool:
+        return kind in self.holds
+
+
+@dataclass(frozen=True)
+class QemuConfig:
+    machine: str
+    cpu: str | None = None
+    extra_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Console:
+    kind: str  # cmsdk_uart | zephyr | stdio
+    base: int | None = None
+    rx_irq: int | None = None
+    baud: int = 115200
+
+
+@dataclass(frozen=True)
+class TickSource:
+    source: str  # fpgaio_counter | zephyr_cycles | host_clock
+    hz: int
+    unit: str  # instructions | cycles | ns
+    address: int | None = None
+    instructions_per_tick: int | None = None
+
+
+@dataclass(frozen=True)
+class FlashRunner:
+    runner: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    description: str
+    kind: str  # mcu | host
+    ports: Mapping[str, str]  # project template -> runtime_c/ports/<port>
+    core: str | None = None
+    features: Features = field(default_factory=Features)
+    clock_hz: int | None = None
+    memories: tuple[MemoryRegion, ...] = ()
+    zephyr_board: str | None = None
+    qemu: QemuConfig | None = None
+    console: Console | None = None
+    ticks: TickSource | None = None
+    flash: FlashRunner | None = None
+    capabilities: frozenset[str] = frozenset()
+    path: Path | None = None
+
+    @property
+    def emulated(self) -> bool:
+        return self.qemu is not None
+
+    @property
+    def is_host(self) -> bool:
+        return self.kind == "host"
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        return tuple(self.ports)
+
+    def has(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    def port_for(self, template: str) -> str:
+        try:
+            return self.ports[template]
+        except KeyError:
+            known = ", ".join(self.ports)
+            raise ConfigError(
+                f"board '{self.name}' has no port for project template '{template}'; "
+                f"it supports: {known}"
+            ) from None
+
+    def region(self, name: str) -> MemoryRegion:
+        for region in self.memories:
+            if region.name == name:
+                return region
+        known = ", ".join(r.name for r in self.memories) or "none"
+        raise ConfigError(f"board '{self.name}' has no memory region '{name}'; regions: {known}")
+
+    def default_region(self, kind: str) -> MemoryRegion:
+        """The first region (in board order) that may hold ``kind``."""
+        for region in self.memories:
+            if region.may_hold(kind):
+                return region
+        raise ConfigError(f"board '{self.name}' has no memory region that may hold {kind}")
+
+    @property
+    def boot_region(self) -> MemoryRegion:
+        """Where the vector table and code go: the default code region."""
+        region = self.default_region("code")
+        if not region.loadable:
+            raise ConfigError(f"board '{self.name}': code region '{region.name}' is not loadable")
+        return region
+
+    def gcc_flags(self) -> list[str]:
+        """Target flags for arm-none-eabi-gcc derived from core + features."""
+        if self.core is None:
+            return []
+        return gcc_flags(self.core, self.features)
+
+    def cmsis_device(self) -> str | None:
+        """Generic CMSIS device (ARM::Cortex_DFP) matching core and features, if any."""
+        if self.core is None:
+            return None
+        return CMSIS_DEVICES.get((self.core, self.features.fpu, self.features.dsp))
+
+    def c_defines(self) -> dict[str, str]:
+        """-D macros a port needs (addresses come from here, not from the C source)."""
+        defines: dict[str, str] = {"AOT_BOARD_NAME": f'"{self.name}"'}
+        if self.clock_hz is not None:
+            defines["AOT_CLOCK_HZ"] = f"{self.clock_hz}u"
+        if self.console is not None and self.console.base is not None:
+            defines["AOT_UART_BASE"] = f"0x{self.console.base:08X}u"
+            defines["AOT_UART_BAUD"] = f"{self.console.baud}u"
+            if self.console.rx_irq is not None:
+                defines["AOT_UART_RX_IRQ"] = f"{self.console.rx_irq}u"
+        if self.ticks is not None:
+            defines["AOT_TICKS_PER_SECOND"] = f"{self.ticks.hz}u"
+            if self.ticks.address is not None:
+                defines["AOT_TICKS_COUNTER_ADDR"] = f"0x{self.ticks.address:08X}u"
+            if self.ticks.instructions_per_tick is not None:
+                # no "u": the port's assembly pads a loop with this many nops
+                defines["AOT_TICKS_INSTRUCTIONS_PER_TICK"] = str(self.ticks.instructions_per_tick)
+        return defines
+
+
+def gcc_flags(core: str, features: Features) -> list[str]:
+    info = CORES.get(core)
+    if info is None:
+        raise ConfigError(f"unknown core '{core}'; known: {', '.join(CORES)}")
+    parts = []
+    for what, table, value in (
+        ("fpu", info.fpu, features.fpu),
+        ("dsp", info.dsp, features.dsp),
+        ("mve", info.mve, features.mve),
+    ):
+        if value not in table:
+            allowed = ", ".join(str(v).lower() for v in table)
+            raise ConfigError(f"{core} cannot have {what}={value!s}; allowed: {allowed}")
+        parts.append(table[value])
+    if features.mve == "float" and features.fpu == "none":
+        raise ConfigError(f"{core}: mve=float needs an FPU")
+    flags = [f"-mcpu={core}{''.join(parts)}", "-mthumb"]
+    if features.fpu == "none":
+        flags.append("-mfloat-abi=soft")
+    else:
+        flags += ["-mfpu=auto", "-mfloat-abi=hard"]
+    return flags
+
+
+_SIZE_RE = re.compile(r"^([1-9][0-9]*)([KMG])$")
+
+
+def parse_size(value: int | str) -> int:
+    if isinstance(value, int):
+        return value
+    match = _SIZE_RE.match(value)
+    if not match:
+        raise ConfigError(f"bad size '{value}': expected bytes or a number with K, M or G")
+    return int(match.group(1)) << {"K": 10, "M": 20, "G": 30}[match.group(2)]
+
+
+def _search_dirs() -> list[Path]:
+    extra = os.environ.get("AOT_BOARDS_PATH", "")
+    return [Path(p) for p in extra.split(os.pathsep) if p] + [BOARDS_DIR]
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def validate_board_data(data: Any, source: str) -> None:
+    """Raise ConfigError naming the file, the field path and the problem."""
+    import jsonschema  # lazy: only board loading needs it
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ConfigError(f"{source}: invalid board at '{where}': {err.message}{more}")
+
+
+def board_from_data(
+    data: Mapping[str, Any], source: str = "<data>", path: Path | None = None
+) -> Board:
+    """Validate a parsed YAML mapping and turn it into a Board."""
+    validate_board_data(data, source)
+    memories = tuple(
+        MemoryRegion(
+            name=m["name"],
+            base=m["base"],
+            size=parse_size(m["size"]),
+            holds=tuple(m["holds"]),
+            loadable=m.get("loadable", False),
+            note=m.get("note", ""),
+            zephyr_region=m.get("zephyr_region"),
+        )
+        for m in data.get("memories", [])
+    )
+    names = [m.name for m in memories]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{source}: memory region names must be unique, got {names}")
+    spans = sorted(memories, key=lambda m: m.base)
+    for a, b in itertools.pairwise(spans):
+        if a.end > b.base:
+            raise ConfigError(f"{source}: memory regions '{a.name}' and '{b.name}' overlap")
+    for m in memories:
+        if m.end > 1 << 32:
+            raise ConfigError(f"{source}: memory region '{m.name}' ends past 4 GiB")
+    feats = data.get("features", {})
+    features = Features(
+        fpu=feats.get("fpu", "none"), dsp=feats.get("dsp", False), mve=feats.get("mve", "none")
+    )
+    qemu = data.get("qemu")
+    console = data.get("console")
+    ticks = data.get("ticks")
+    flash = data.get("flash")
+    board = Board(
+        name=data["name"],
+        description=data["description"],
+        kind=data["kind"],
+        ports=MappingProxyType(dict(data["ports"])),
+        core=data.get("core"),
+        features=features,
+        clock_hz=data.get("clock_hz"),
+        memories=memories,
+        zephyr_board=(data.get("zephyr") or {}).get("board"),
+        qemu=QemuConfig(qemu["machine"], qemu.get("cpu"), tuple(qemu.get("extra_args", [])))
+        if qemu
+        else None,
+        console=Console(
+            console["kind"],
+            console.get("base"),
+            console.get("rx_irq"),
+            console.get("baud", 115200),
+        )
+        if console
+        else None,
+        ticks=TickSource(
+            ticks["source"],
+            ticks["hz"],
+            ticks["unit"],
+            ticks.get("address"),
+            ticks.get("instructions_per_tick"),
+        )
+        if ticks
+        else None,
+        flash=FlashRunner(flash["runner"], tuple(flash.get("args", []))) if flash else None,
+        capabilities=frozenset(data.get("capabilities", [])),
+        path=path,
+    )
+    if board.core is not None:
+        try:
+            board.gcc_flags()  # checks features against the core table
+        except ConfigError as err:
+            raise ConfigError(f"{source}: {err}") from None
+    if board.kind == "mcu":
+        for kind in ("code", "data", "stack"):
+            board.default_region(kind)
+    return board
+
+
+def load_board_file(path: Path) -> Board:
+    import yaml  # lazy
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise ConfigError(f"cannot read board file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    board = board_from_data(data, str(path), path)
+    if board.name != path.stem:
+        raise ConfigError(f"{path}: board name '{board.name}' must match the file name")
+    return board
+
+
+def list_boards() -> list[str]:
+    names: set[str] = set()
+    for folder in _search_dirs():
+        if folder.is_dir():
+            names.update(p.stem for p in folder.glob("*.yaml"))
+    return sorted(names)
+
+
+def load_board(name: str) -> Board:
+    """Load ``boards/<name>.yaml`` (or a path to a board YAML file)."""
+    if name.endswith((".yaml", ".yml")) or os.sep in name:
+        return load_board_file(Path(name))
+    for folder in _search_dirs():
+        path = folder / f"{name}.yaml"
+        if path.is_file():
+            return load_board_file(path)
+    raise ConfigError(f"unknown board '{name}'; known: {', '.join(list_boards())}")
+
+
+def load_all_boards() -> list[Board]:
+    return [load_board(n) for n in list_boards()]

@@ -1,0 +1,356 @@
+"""DeviceClient: drives a device running the aot server (board, QEMU or host build)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from aot.device import protocol as p
+from aot.device.error_codes import describe_error
+from aot.device.transport import Transport, TransportTimeout
+from aot.errors import ConfigError, DeviceError, ProtocolError
+
+DEFAULT_TIMEOUT = 5.0
+
+
+class DevicePrintedError(DeviceError):
+    """The device sent text (an abort message, a boot banner) instead of a reply."""
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    size_bytes: int
+
+    def describe(self) -> str:
+        return f"{self.dtype.name} array of shape {self.shape}"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the device reported in HELLO and INFO."""
+
+    name: str
+    protocol_version: int
+    max_payload: int
+    ticks_per_second: int  # 0: the port has no timer
+    inputs: tuple[TensorInfo, ...]
+    outputs: tuple[TensorInfo, ...]
+    workspace_bytes: int
+    constants_bytes: int
+    io_arena_bytes: int
+    io_required_bytes: int
+    setup_status: int
+
+
+@dataclass(frozen=True)
+class RunResult:
+    outputs: list[np.ndarray]
+    ticks: int  # summed over all runs
+    ticks_per_second: int
+    status: int  # the model's return code, 0 = AOT_OK
+    runs: int = 1
+    ticks_min: int = 0
+    ticks_max: int = 0
+
+    @property
+    def seconds_per_run(self) -> float | None:
+        """Mean time of one inference, or None if the device has no timer."""
+        if not self.ticks_per_second or not self.runs:
+            return None
+        return self.ticks / self.ticks_per_second / self.runs
+
+
+@dataclass(frozen=True)
+class DeviceStats:
+    stack_painted_bytes: int  # 0: the stack was not measured
+    stack_peak_bytes: int  # deepest use below main's frame
+    stack_at_run_bytes: int  # depth of the server when it calls the model
+    runs: int
+    frames_ok: int
+    frames_bad: int
+
+    @property
+    def model_stack_bytes(self) -> int | None:
+        """Stack used by the model itself (peak minus the server's depth at the call)."""
+        if not self.stack_painted_bytes:
+            return None
+        return max(self.stack_peak_bytes - self.stack_at_run_bytes, 0)
+
+    @property
+    def stack_exhausted(self) -> bool:
+        """The whole painted region was used: the real peak may be higher (overflow)."""
+        return bool(self.stack_painted_bytes) and self.stack_peak_bytes >= self.stack_painted_bytes
+
+
+class DeviceClient:
+    """One session with a device. Call :meth:`hello` first (``run`` does it if needed)."""
+
+    def __init__(self, transport: Transport, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.transport = transport
+        self.timeout = timeout
+        self.info: ModelInfo | None = None
+        self._seq = 0
+        self._decoder = p.FrameDecoder()
+        self._frames: list[p.Frame | p.FrameError] = []
+
+    # ---- session ------------------------------------------------------------------
+
+    def hello(self) -> ModelInfo:
+        """Starts the session: checks versions, reads the model's tensors."""
+        # Drop what an earlier session left on the line, then send a lone delimiter to
+        # end any partial frame the device holds.
+        self.transport.discard_input()
+        self._decoder = p.FrameDecoder()
+        self._frames.clear()
+        self.transport.write(p.DELIMITER)
+        request = p.HELLO_REQUEST.pack(p.PROTOCOL_VERSION)
+        try:
+            body = self.request(p.Command.HELLO, request)
+        except (ProtocolError, DevicePrintedError):
+            # Line noise at connect time (a half-sent frame, a boot message) costs one
+            # retry; a second failure is real and reported.
+            body = self.request(p.Command.HELLO, request)
+        hello = p.HelloReply.unpack(body)
+        if hello.protocol_version >> 8 != p.PROTOCOL_VERSION >> 8:
+            raise ProtocolError(
+                f"{self.transport.name} speaks protocol {_version(hello.protocol_version)}, "
+                f"this aot speaks {_version(p.PROTOCOL_VERSION)}; rebuild the firmware"
+            )
+        if hello.max_payload < p.MIN_MAX_PAYLOAD:
+            raise ProtocolError(
+                f"{self.transport.name} announced a maximum payload of {hello.max_payload} "
+                f"bytes, expected at least {p.MIN_MAX_PAYLOAD}"
+            )
+        self._decoder.max_encoded = p.max_encoded_size(hello.max_payload)
+        inputs = tuple(self._tensor_info(0, i) for i in range(hello.num_inputs))
+        outputs = tuple(self._tensor_info(1, i) for i in range(hello.num_outputs))
+        self.info = ModelInfo(
+            name=hello.name,
+            protocol_version=hello.protocol_version,
+            max_payload=hello.max_payload,
+            ticks_per_second=hello.ticks_per_second,
+            inputs=inputs,
+            outputs=outputs,
+            workspace_bytes=hello.workspace_bytes,
+            constants_bytes=hello.constants_bytes,
+            io_arena_bytes=hello.io_arena_bytes,
+            io_required_bytes=hello.io_required_bytes,
+            setup_status=hello.setup_status,
+        )
+        if hello.setup_status:
+            hint = ""
+            if hello.io_required_bytes > hello.io_arena_bytes:
+                hint = (
+                    f"; its I/O arena is {hello.io_arena_bytes} bytes but model "
+                    f"'{hello.name}' needs {hello.io_required_bytes}: rebuild with "
+                    f"-DAOT_APP_IO_BYTES={hello.io_required_bytes}"
+                )
+            raise DeviceError(
+                f"{self.transport.name} cannot run its model: "
+                f"{describe_error(hello.setup_status)}{hint}"
+            )
+        return self.info
+
+    def run(
+        self,
+        inputs: list[np.ndarray],
+        repeats: int = 1,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """Sends the inputs, runs the model ``repeats`` times, fetches the outputs.
+
+        With ``check`` a non-zero model status raises DeviceError; without, the result
+        carries the status (and no outputs)."""
+        info = self.info or self.hello()
+        if repeats < 1:
+            raise ConfigError(f"repeats must be at least 1, got {repeats}")
+        data = self._check_inputs(info, inputs)
+        for index, blob in enumerate(data):
+            self.set_input(index, blob)
+        reply = p.RunReply.unpack(
+            self.request(p.Command.RUN, p.RUN_REQUEST.pack(repeats), timeout=timeout)
+        )
+        outputs: list[np.ndarray] = []
+        if reply.model_status == 0:
+            outputs = [self.get_output(i) for i in range(len(info.outputs))]
+        elif check:
+            raise DeviceError(
+                f"model '{info.name}' on {self.transport.name} failed in run "
+                f"{reply.runs} of {repeats}: {describe_error(reply.model_status)}"
+            )
+        return RunResult(
+            outputs=outputs,
+            ticks=reply.ticks_total,
+            ticks_per_second=reply.ticks_per_second,
+            status=reply.model_status,
+            runs=reply.runs,
+            ticks_min=reply.ticks_min,
+            ticks_max=reply.ticks_max,
+        )
+
+    def set_input(self, index: int, data: bytes) -> None:
+        """Writes raw input bytes in chunks that fit a frame."""
+        info = self._require_info()
+        chunk = info.max_payload - p.SET_INPUT_HEAD.size
+        for offset in range(0, max(len(data), 1), chunk):
+            head = p.SET_INPUT_HEAD.pack(index, offset)
+            self.request(p.Command.SET_INPUT, head + data[offset : offset + chunk])
+
+    def get_output(self, index: int) -> np.ndarray:
+        """Reads output ``index`` in chunks and returns it with its dtype and shape."""
+        info = self._require_info()
+        tensor = info.outputs[index]
+        chunk = info.max_payload - 2  # the reply payload also holds the status
+        data = bytearray()
+        while len(data) < tensor.size_bytes:
+            length = min(chunk, tensor.size_bytes - len(data))
+            body = self.request(
+                p.Command.GET_OUTPUT, p.GET_OUTPUT_REQUEST.pack(index, len(data), length)
+            )
+            if len(body) != length:
+                raise ProtocolError(
+                    f"GET_OUTPUT reply from {self.transport.name} holds {len(body)} bytes, "
+                    f"asked for {length}"
+                )
+            data += body
+        array = np.frombuffer(bytes(data), dtype=tensor.dtype)
+        if array.size == math.prod(tensor.shape):
+            array = array.reshape(tensor.shape)
+        return array
+
+    def stats(self) -> DeviceStats:
+        stats = p.StatsReply.unpack(self.request(p.Command.STATS))
+        return DeviceStats(**stats.__dict__)
+
+    def quit(self) -> None:
+        """Ends the server loop; a host build then exits with code 0."""
+        self.request(p.Command.QUIT)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> DeviceClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- requests -----------------------------------------------------------------
+
+    def request(self, command: int, payload: bytes = b"", timeout: float | None = None) -> bytes:
+        """Sends one command and returns the body of its reply (after the status).
+
+        A non-zero status raises ProtocolError (protocol faults) or DeviceError."""
+        self._seq = self._seq % 255 + 1  # 1..255; 0 marks replies to undecodable frames
+        seq = self._seq
+        name = _command_name(command)
+        self.transport.write(p.Frame(command, seq, payload).encode())
+        frame = self._read_reply(command, seq, name, self.timeout if timeout is None else timeout)
+        if frame.type == p.FRAME_ERROR:
+            error = p.ErrorReply.unpack(frame.payload)
+            raise ProtocolError(
+                f"{self.transport.name} could not decode the {name} request: {error.describe()}"
+            )
+        status, body = p.split_status(frame.payload)
+        if status:
+            error = p.ErrorReply.unpack(frame.payload)
+            cls = ProtocolError if (status >> 8) == 0x02 else DeviceError
+            raise cls(f"{self.transport.name} rejected {name}: {error.describe()}")
+        return body
+
+    def _read_reply(self, command: int, seq: int, name: str, timeout: float) -> p.Frame:
+        deadline = time.monotonic() + timeout
+        while True:
+            while self._frames:
+                item = self._frames.pop(0)
+                if isinstance(item, p.FrameError):
+                    text = item.text()
+                    if text is not None:
+                        raise DevicePrintedError(
+                            f"{self.transport.name} printed instead of replying to {name}: "
+                            f"{text[-300:]}",
+                            text,
+                        )
+                    raise ProtocolError(
+                        f"corrupt reply from {self.transport.name} to {name}: {item}"
+                    )
+                if item.type == p.FRAME_ERROR and item.seq in (0, seq):
+                    return item
+                if item.type == (command | p.REPLY_BIT) and item.seq == seq:
+                    return item
+                # Anything else is a stale reply to an earlier, abandoned request.
+            remaining = deadline - time.monotonic()
+            try:
+                data = self.transport.read(4096, max(remaining, 0.0))
+            except TransportTimeout:
+                raise DeviceError(
+                    f"no answer from {self.transport.name} within {timeout:g} s: waiting for "
+                    f"the reply to {name}; is the aot server running there (same baud rate)?"
+                ) from None
+            self._frames += self._decoder.feed(data)
+
+    # ---- helpers ------------------------------------------------------------------
+
+    def _tensor_info(self, kind: int, index: int) -> TensorInfo:
+        reply = p.TensorInfoReply.unpack(
+            self.request(p.Command.INFO, p.INFO_REQUEST.pack(kind, index))
+        )
+        what = "input" if kind == 0 else "output"
+        dtype = p.DTYPES.get(reply.dtype)
+        if dtype is None:
+            raise ProtocolError(
+                f"{self.transport.name} reported {what} {index} with unknown dtype code "
+                f"{reply.dtype}; known: {sorted(p.DTYPES)}"
+            )
+        return TensorInfo(reply.name, dtype, reply.shape, reply.size_bytes)
+
+    def _require_info(self) -> ModelInfo:
+        if self.info is None:
+            raise DeviceError("call hello() before moving tensors")
+        return self.info
+
+    @staticmethod
+    def _check_inputs(info: ModelInfo, inputs: list[np.ndarray]) -> list[bytes]:
+        if len(inputs) != len(info.inputs):
+            raise ConfigError(
+                f"model '{info.name}' has {len(info.inputs)} input(s), got {len(inputs)}"
+            )
+        blobs = []
+        for index, (array, tensor) in enumerate(zip(inputs, info.inputs)):
+            array = np.asarray(array)
+            if array.dtype != tensor.dtype or tuple(array.shape) != tensor.shape:
+                raise ConfigError(
+                    f"input {index} '{tensor.name}' of model '{info.name}': expected "
+                    f"{tensor.describe()}, got {array.dtype.name} array of shape "
+                    f"{tuple(array.shape)}"
+                )
+            blob = np.ascontiguousarray(array).tobytes()
+            if len(blob) != tensor.size_bytes:
+                raise ProtocolError(
+                    f"input {index} '{tensor.name}' is {len(blob)} bytes but the device "
+                    f"expects {tensor.size_bytes}"
+                )
+            blobs.append(blob)
+        return blobs
+
+
+def _command_name(command: int) -> str:
+    try:
+        return p.Command(command).name
+    except ValueError:
+        return f"command {command:#04x}"
+
+
+def _version(version: int) -> str:
+    return f"{version >> 8}.{version & 0xFF}"

@@ -1,0 +1,397 @@
+"""The aot serial protocol, host side: framing, CRC and message layouts.
+
+Specified in ``docs/protocol.md``; the device side is ``runtime_c/src/server.c`` (and,
+for tests, ``tests/device/fake_device.py``). A frame is::
+
+    type u8 | seq u8 | length u16 | payload[length] | crc32 u32      (little-endian)
+
+COBS-encoded and followed by one ``0x00`` delimiter. Every reply payload starts with a
+u16 status (an aot error code); a non-zero status is followed by exactly one u32 detail.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import ClassVar
+
+import numpy as np
+
+from aot.device.error_codes import describe_error
+from aot.errors import ProtocolError
+
+PROTOCOL_VERSION = 0x0100  # major << 8 | minor; a major mismatch is refused
+DELIMITER = b"\x00"
+HEADER_BYTES = 4
+CRC_BYTES = 4
+FRAME_OVERHEAD = HEADER_BYTES + CRC_BYTES
+REPLY_BIT = 0x80
+FRAME_ERROR = 0xFF  # reply type for a frame the device could not decode
+MIN_MAX_PAYLOAD = 64  # the smallest payload limit a device may announce
+
+_HEADER = struct.Struct("<BBH")
+_CRC = struct.Struct("<I")
+_STATUS = struct.Struct("<H")
+
+
+class Command(IntEnum):
+    HELLO = 0x01
+    INFO = 0x02
+    SET_INPUT = 0x03
+    RUN = 0x04
+    GET_OUTPUT = 0x05
+    STATS = 0x06
+    QUIT = 0x07
+
+
+# Protocol dtype codes (runtime_c/include/aot/model.h, aot_dtype_t) -> numpy, little-endian.
+DTYPES: dict[int, np.dtype] = {
+    0: np.dtype("int8"),
+    1: np.dtype("uint8"),
+    2: np.dtype("<i2"),
+    3: np.dtype("<i4"),
+    4: np.dtype("<f4"),
+}
+DTYPE_CODES: dict[np.dtype, int] = {v: k for k, v in DTYPES.items()}
+
+
+class FrameError(ProtocolError):
+    """A frame that failed to decode; ``code`` is the aot error code naming the fault."""
+
+    def __init__(self, message: str, code: int, seq: int = 0, raw: bytes = b"") -> None:
+        super().__init__(message)
+        self.code = code
+        self.seq = seq
+        self.raw = raw  # the bytes between delimiters, as received
+
+    def text(self) -> str | None:
+        """The block as text if it is printable: a port's abort message or a boot banner
+        (ports print text between two delimiters so it reads as one bad frame)."""
+        try:
+            text = self.raw.decode("ascii").strip()
+        except UnicodeDecodeError:
+            return None
+        return text if text and all(c.isprintable() or c in "\r\n\t" for c in text) else None
+
+
+def crc32(data: bytes) -> int:
+    """CRC-32/IEEE (zlib), the same as ``aot_crc32(0, data, len)`` on the device."""
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def cobs_encode(data: bytes) -> bytes:
+    """COBS encoding without the delimiter (same block rules as runtime_c/src/frame.c)."""
+    out = bytearray(b"\x00")
+    code_at = 0
+    code = 1
+    for byte in data:
+        if byte == 0:
+            out[code_at] = code
+            code_at = len(out)
+            out.append(0)
+            code = 1
+        else:
+            out.append(byte)
+            code += 1
+            if code == 0xFF:
+                out[code_at] = code
+                code_at = len(out)
+                out.append(0)
+                code = 1
+    out[code_at] = code
+    return bytes(out)
+
+
+def cobs_decode(data: bytes) -> bytes:
+    """Inverse of :func:`cobs_encode`; raises :class:`FrameError` on a malformed block."""
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        code = data[i]
+        i += 1
+        block = data[i : i + code - 1]
+        if code == 0 or len(block) != code - 1 or 0 in block:
+            raise FrameError(
+                f"corrupt frame: bad COBS encoding at byte {i - 1} of {len(data)}", 0x0202
+            )
+        out += block
+        i += code - 1
+        if code != 0xFF and i < len(data):
+            out.append(0)
+    return bytes(out)
+
+
+@dataclass(frozen=True)
+class Frame:
+    type: int
+    seq: int
+    payload: bytes
+
+    def encode(self) -> bytes:
+        """The bytes on the wire, delimiter included."""
+        if not 0 <= len(self.payload) <= 0xFFFF:
+            raise ValueError(f"payload of {len(self.payload)} bytes does not fit a frame")
+        body = _HEADER.pack(self.type, self.seq, len(self.payload)) + self.payload
+        return cobs_encode(body + _CRC.pack(crc32(body))) + DELIMITER
+
+
+def decode_frame(encoded: bytes) -> Frame:
+    """Decodes one frame (delimiter removed); the error names what was corrupt."""
+    raw = cobs_decode(encoded)
+    if len(raw) < FRAME_OVERHEAD:
+        raise FrameError(
+            f"corrupt frame: {len(raw)} bytes after decoding, expected at least "
+            f"{FRAME_OVERHEAD} (header and CRC)",
+            0x0203,
+        )
+    type_, seq, length = _HEADER.unpack_from(raw)
+    if length + FRAME_OVERHEAD != len(raw):
+        raise FrameError(
+            f"corrupt frame: length field says {length} payload bytes, frame holds "
+            f"{len(raw) - FRAME_OVERHEAD}",
+            0x0204,
+            seq,
+        )
+    (crc,) = _CRC.unpack_from(raw, len(raw) - CRC_BYTES)
+    actual = crc32(raw[: len(raw) - CRC_BYTES])
+    if crc != actual:
+        raise FrameError(
+            f"corrupt frame: CRC-32 is {crc:#010x}, computed {actual:#010x}", 0x0205, seq
+        )
+    return Frame(type_, seq, raw[HEADER_BYTES : HEADER_BYTES + length])
+
+
+class FrameDecoder:
+    """Splits a byte stream into frames at delimiters.
+
+    ``feed`` returns, in order, a :class:`Frame` or a :class:`FrameError` for each
+    delimiter-terminated block; empty blocks (resynchronising delimiters) are skipped and
+    a block longer than ``max_encoded`` is reported once its delimiter arrives, so memory
+    stays bounded and a corrupt stream never stalls the reader.
+    """
+
+    def __init__(self, max_encoded: int = 1 << 20) -> None:
+        self.max_encoded = max_encoded
+        self._buf = bytearray()
+        self._overflow = False
+
+    def feed(self, data: bytes) -> list[Frame | FrameError]:
+        results: list[Frame | FrameError] = []
+        start = 0
+        while True:
+            end = data.find(0, start)
+            chunk = data[start:] if end < 0 else data[start:end]
+            if len(self._buf) + len(chunk) > self.max_encoded:
+                self._overflow = True
+                self._buf.clear()
+            else:
+                self._buf += chunk
+            if end < 0:
+                return results
+            start = end + 1
+            if self._overflow:
+                results.append(
+                    FrameError(
+                        f"corrupt frame: no delimiter within {self.max_encoded} bytes", 0x0201
+                    )
+                )
+            elif self._buf:
+                try:
+                    results.append(decode_frame(bytes(self._buf)))
+                except FrameError as exc:
+                    exc.raw = bytes(self._buf)
+                    results.append(exc)
+            self._buf.clear()
+            self._overflow = False
+
+    @property
+    def pending(self) -> int:
+        """Bytes received after the last delimiter."""
+        return len(self._buf)
+
+
+def max_encoded_size(max_payload: int) -> int:
+    """Largest COBS block (no delimiter) for a frame with ``max_payload`` payload bytes."""
+    n = max_payload + FRAME_OVERHEAD
+    return n + n // 254 + 1
+
+
+# ---- messages ------------------------------------------------------------------------
+
+
+def split_status(payload: bytes) -> tuple[int, bytes]:
+    """(status, rest) of a reply payload."""
+    if len(payload) < _STATUS.size:
+        raise ProtocolError(f"reply payload of {len(payload)} bytes has no status field")
+    return _STATUS.unpack_from(payload)[0], payload[_STATUS.size :]
+
+
+def ok(body: bytes = b"") -> bytes:
+    """A successful reply payload."""
+    return _STATUS.pack(0) + body
+
+
+def _unpack(fmt: struct.Struct, body: bytes, what: str) -> tuple:
+    if len(body) < fmt.size:
+        raise ProtocolError(
+            f"{what} reply too short: {len(body)} bytes, expected at least {fmt.size}"
+        )
+    return fmt.unpack_from(body)
+
+
+def _unpack_name(body: bytes, offset: int, what: str) -> str:
+    if offset >= len(body) or offset + 1 + body[offset] != len(body):
+        raise ProtocolError(f"{what} reply: name field does not match the payload size")
+    return body[offset + 1 :].decode("utf-8", errors="replace")
+
+
+def _pack_name(name: str, room: int) -> bytes:
+    data = name.encode("utf-8")[: min(room, 255)]
+    return bytes([len(data)]) + data
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """A reply with a non-zero status: the aot error code and one detail word."""
+
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<HI")
+    status: int
+    detail: int
+
+    def pack(self) -> bytes:
+        return self.FORMAT.pack(self.status, self.detail)
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> ErrorReply:
+        return cls(*_unpack(cls.FORMAT, payload, "error"))
+
+    def describe(self) -> str:
+        return f"{describe_error(self.status)} (detail {self.detail})"
+
+
+@dataclass(frozen=True)
+class HelloReply:
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<HHHIIIIIBB")
+    protocol_version: int
+    max_payload: int
+    setup_status: int
+    ticks_per_second: int
+    io_arena_bytes: int
+    io_required_bytes: int
+    workspace_bytes: int
+    constants_bytes: int
+    num_inputs: int
+    num_outputs: int
+    name: str
+
+    def pack(self) -> bytes:
+        fields = (
+            self.protocol_version,
+            self.max_payload,
+            self.setup_status,
+            self.ticks_per_second,
+            self.io_arena_bytes,
+            self.io_required_bytes,
+            self.workspace_bytes,
+            self.constants_bytes,
+            self.num_inputs,
+            self.num_outputs,
+        )
+        room = self.max_payload - _STATUS.size - self.FORMAT.size - 1
+        return ok(self.FORMAT.pack(*fields) + _pack_name(self.name, room))
+
+    @classmethod
+    def unpack(cls, body: bytes) -> HelloReply:
+        fields = _unpack(cls.FORMAT, body, "HELLO")
+        return cls(*fields, _unpack_name(body, cls.FORMAT.size, "HELLO"))
+
+
+@dataclass(frozen=True)
+class TensorInfoReply:
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<BBBBI")
+    kind: int  # 0 input, 1 output
+    index: int
+    dtype: int
+    size_bytes: int
+    shape: tuple[int, ...]
+    name: str
+
+    def pack(self, max_payload: int) -> bytes:
+        head = self.FORMAT.pack(self.kind, self.index, self.dtype, len(self.shape), self.size_bytes)
+        dims = struct.pack(f"<{len(self.shape)}i", *self.shape)
+        room = max_payload - _STATUS.size - len(head) - len(dims) - 1
+        return ok(head + dims + _pack_name(self.name, room))
+
+    @classmethod
+    def unpack(cls, body: bytes) -> TensorInfoReply:
+        kind, index, dtype, ndim, size = _unpack(cls.FORMAT, body, "INFO")
+        dims_at = cls.FORMAT.size
+        if len(body) < dims_at + 4 * ndim:
+            raise ProtocolError(f"INFO reply too short for {ndim} dimensions")
+        shape = struct.unpack_from(f"<{ndim}i", body, dims_at)
+        name = _unpack_name(body, dims_at + 4 * ndim, "INFO")
+        return cls(kind, index, dtype, size, tuple(shape), name)
+
+
+@dataclass(frozen=True)
+class RunReply:
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<iIQIII")
+    model_status: int
+    runs: int
+    ticks_total: int
+    ticks_min: int
+    ticks_max: int
+    ticks_per_second: int
+
+    def pack(self) -> bytes:
+        return ok(
+            self.FORMAT.pack(
+                self.model_status,
+                self.runs,
+                self.ticks_total,
+                self.ticks_min,
+                self.ticks_max,
+                self.ticks_per_second,
+            )
+        )
+
+    @classmethod
+    def unpack(cls, body: bytes) -> RunReply:
+        return cls(*_unpack(cls.FORMAT, body, "RUN"))
+
+
+@dataclass(frozen=True)
+class StatsReply:
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<IIIIII")
+    stack_painted_bytes: int
+    stack_peak_bytes: int
+    stack_at_run_bytes: int
+    runs: int
+    frames_ok: int
+    frames_bad: int
+
+    def pack(self) -> bytes:
+        return ok(
+            self.FORMAT.pack(
+                self.stack_painted_bytes,
+                self.stack_peak_bytes,
+                self.stack_at_run_bytes,
+                self.runs,
+                self.frames_ok,
+                self.frames_bad,
+            )
+        )
+
+    @classmethod
+    def unpack(cls, body: bytes) -> StatsReply:
+        return cls(*_unpack(cls.FORMAT, body, "STATS"))
+
+
+# Request payloads (host -> device). The fake device parses them with the same formats.
+HELLO_REQUEST = struct.Struct("<H")  # host protocol version
+INFO_REQUEST = struct.Struct("<BB")  # kind (0 input, 1 output), index
+SET_INPUT_HEAD = struct.Struct("<BI")  # index, offset; the data follows
+RUN_REQUEST = struct.Struct("<I")  # repeats >= 1
+GET_OUTPUT_REQUEST = struct.Struct("<BIH")  # index, offset, length

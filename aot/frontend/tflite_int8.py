@@ -1,0 +1,954 @@
+"""Import an int8 TFLite model into Relax, keeping it int8 end to end.
+
+The stock Relax TFLite frontend turns each quantized operator into dequantize -> float
+operator -> quantize, so weights become float32 and the arithmetic is not TFLite's. This
+importer instead emits one ``call_tir`` per TFLite operator, each a TE compute from
+``aot.ops.int8`` that follows TFLite's reference integer kernel bit for bit:
+
+* weights stay int8 and biases int32 (``relax.const``); per-channel requantization
+  multipliers are int32 and shifts int8 constants, or immediates when all channels agree;
+* every tensor between operators is int8 (int32 exists only inside a kernel);
+* multipliers, shifts, activation ranges and lookup tables are computed here, at import
+  time, exactly as TFLite's ``Prepare`` computes them.
+
+The supported operators and their limits are listed in docs/int8.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import importlib
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from aot.errors import ConfigError, ModelError, UnsupportedError
+from aot.frontend.model import ImportedModel, Quantization, TensorSpec
+from aot.ops import fixedpoint as fp
+
+FRONTEND_NAME = "aot-tflite-int8"
+DOCS = "docs/int8.md"
+
+_TENSOR_TYPES = {
+    0: "float32",
+    1: "float16",
+    2: "int32",
+    3: "uint8",
+    4: "int64",
+    6: "bool",
+    7: "int16",
+    9: "int8",
+    10: "float64",
+}
+# Which MultiplyByQuantizedMultiplier rounding each operator's reference kernel uses in
+# ai-edge-litert 2.3.0 (found by bit-exact comparison; see docs/int8.md). Operators not
+# listed use double rounding.
+LITERT_ROUNDING: dict[str, str] = {
+    "FULLY_CONNECTED": "single",
+}
+
+_ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
+
+
+@dataclass
+class _TensorInfo:
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    scale: tuple[float, ...]  # float32 values, widened exactly to Python floats
+    zero_point: tuple[int, ...]
+    quantized_dimension: int
+    data: np.ndarray | None
+
+    @property
+    def quantized(self) -> bool:
+        return len(self.scale) > 0
+
+    @property
+    def s(self) -> float:
+        return self.scale[0]
+
+    @property
+    def zp(self) -> int:
+        return self.zero_point[0] if self.zero_point else 0
+
+    def spec(self) -> TensorSpec:
+        quant = None
+        if self.quantized:
+            axis = self.quantized_dimension if len(self.scale) > 1 else None
+            quant = Quantization(self.scale, self.zero_point or (0,) * len(self.scale), axis)
+        return TensorSpec(self.name, self.shape, self.dtype, quant)
+
+
+def import_tflite_int8(
+    path: str | os.PathLike[str] | bytes,
+    output_tensors: Sequence[int] | None = None,
+    rounding: str = "litert",
+) -> ImportedModel:
+    """Import a fully int8-quantized ``.tflite`` model (a path, or the file's bytes).
+
+    ``rounding`` picks how ``MultiplyByQuantizedMultiplier`` rounds: "litert" matches
+    ai-edge-litert 2.3.0's reference kernels (which mix the two, per operator, see
+    ``LITERT_ROUNDING``), "double" is gemmlowp double rounding everywhere (TFLite Micro's
+    default build) and "single" is TFLITE_SINGLE_ROUNDING everywhere.
+
+    ``output_tensors`` (TFLite tensor indices) replaces the model's outputs, to inspect
+    intermediate tensors when debugging a mismatch.
+    """
+    if isinstance(path, bytes | bytearray):
+        data, source = bytes(path), "<tflite bytes>"
+    else:
+        source = os.fspath(path)
+        try:
+            with open(source, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise ModelError(f"{source}: cannot read the model file: {exc}") from exc
+    if rounding not in (*fp.ROUNDING_MODES, "litert"):
+        raise ConfigError(
+            f"rounding must be one of litert, {', '.join(fp.ROUNDING_MODES)}; got {rounding!r}"
+        )
+    return _Importer(data, source, rounding).run(output_tensors)
+
+
+# -- reading the flatbuffer -------------------------------------------------------------
+
+
+def _fb(name: str) -> Any:
+    return getattr(importlib.import_module(f"tflite.{name}"), name)
+
+
+@lru_cache(maxsize=1)
+def _builtin_names() -> dict[int, str]:
+    cls = _fb("BuiltinOperator")
+    return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
+
+
+def _options(op: Any, table: str) -> Any:
+    raw = op.BuiltinOptions()
+    opts = _fb(table)()
+    if raw is None:
+        return None
+    opts.Init(raw.Bytes, raw.Pos)
+    return opts
+
+
+class _Importer:
+    def __init__(self, data: bytes, source: str, rounding: str = "litert") -> None:
+        self.data = data
+        self.source = source
+        self.rounding = rounding
+        try:
+            if len(data) < 8 or data[4:8] != b"TFL3":
+                raise ValueError("no TFL3 file identifier")
+            self.model = _fb("Model").GetRootAs(data, 0)
+            self.subgraph_count = self.model.SubgraphsLength()
+        except Exception as exc:
+            raise ModelError(f"{source}: not a TFLite flatbuffer ({exc})") from exc
+        if self.subgraph_count != 1:
+            raise UnsupportedError(
+                f"{source}: the model has {self.subgraph_count} subgraphs; the int8 importer "
+                f"supports exactly one (control flow is not supported, see {DOCS})"
+            )
+        self.graph = self.model.Subgraphs(0)
+        self.tensors = [self._tensor(i) for i in range(self.graph.TensorsLength())]
+        self.values: dict[int, Any] = {}
+        self.op_index = -1
+        self.op_name = ""
+
+    # -- tensors ---------------------------------------------------------------------
+
+    def _tensor(self, index: int) -> _TensorInfo:
+        t = self.graph.Tensors(index)
+        name = (t.Name() or b"").decode("utf-8", "replace") or f"tensor_{index}"
+        dtype = _TENSOR_TYPES.get(t.Type(), f"tflite-type-{t.Type()}")
+        shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
+        signature = (
+            tuple(int(d) for d in t.ShapeSignatureAsNumpy()) if t.ShapeSignatureLength() else ()
+        )
+        # A dynamic batch (signature -1 in dimension 0) runs at the stored size, as the TFLite
+        # interpreter does without a resize; any other dynamic dimension is refused.
+        if any(d < 0 for d in shape) or any(d < 0 for d in signature[1:]):
+            raise UnsupportedError(
+                f"{self.source}: tensor {name!r} has a dynamic shape "
+                f"{list(signature or shape)}; the int8 importer needs static shapes "
+                f"(a dynamic batch dimension is allowed, see {DOCS})"
+            )
+        scale: tuple[float, ...] = ()
+        zero_point: tuple[int, ...] = ()
+        qdim = 0
+        q = t.Quantization()
+        if q is not None and q.ScaleLength() > 0:
+            scale = tuple(float(s) for s in q.ScaleAsNumpy().astype(np.float32))
+            if q.ZeroPointLength() > 0:
+                zero_point = tuple(int(z) for z in q.ZeroPointAsNumpy())
+            else:
+                zero_point = (0,) * len(scale)
+            qdim = int(q.QuantizedDimension())
+        return _TensorInfo(
+            index, name, shape, dtype, scale, zero_point, qdim, self._buffer(t, dtype, shape)
+        )
+
+    def _buffer(self, t: Any, dtype: str, shape: tuple[int, ...]) -> np.ndarray | None:
+        b = self.model.Buffers(t.Buffer())
+        if b is None:
+            return None
+        if b.Offset() > 1:  # large models keep buffers after the flatbuffer
+            raw = self.data[b.Offset() : b.Offset() + b.Size()]
+        elif b.DataLength() > 0:
+            raw = b.DataAsNumpy().tobytes()
+        else:
+            return None
+        try:
+            array = np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<"))
+            return array.astype(np.dtype(dtype)).reshape(shape)
+        except (TypeError, ValueError) as exc:
+            raise ModelError(
+                f"{self.source}: constant tensor data does not match its shape"
+            ) from exc
+
+    # -- errors ----------------------------------------------------------------------
+
+    def unsupported(self, what: str) -> UnsupportedError:
+        return UnsupportedError(
+            f"{self.source}: operator {self.op_index} ({self.op_name}): {what}; "
+            f"the supported operators and limits are listed in {DOCS}"
+        )
+
+    # -- main ------------------------------------------------------------------------
+
+    def run(self, output_tensors: Sequence[int] | None = None) -> ImportedModel:
+        from tvm import relax
+
+        graph = self.graph
+        inputs = [self.tensors[int(i)] for i in graph.InputsAsNumpy()]
+        if output_tensors is None:
+            output_tensors = [int(i) for i in graph.OutputsAsNumpy()]
+        outputs = [self.tensors[int(i)] for i in output_tensors]
+        codes = self.model.OperatorCodes
+        names = _builtin_names()
+
+        bb = relax.BlockBuilder()
+        params = []
+        used_names: set[str] = set()
+        for info in inputs:
+            var_name = _identifier(info.name, used_names)
+            var = relax.Var(var_name, relax.TensorType(info.shape, info.dtype))
+            params.append(var)
+            self.values[info.index] = var
+
+        operators: list[str] = []
+        with bb.function("main", params):
+            with bb.dataflow():
+                for index in range(graph.OperatorsLength()):
+                    op = graph.Operators(index)
+                    code = codes(op.OpcodeIndex())
+                    builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
+                    name = names.get(builtin, f"BUILTIN_{builtin}")
+                    if builtin == 32:  # CUSTOM
+                        name = f"CUSTOM:{(code.CustomCode() or b'').decode()}"
+                    self.op_index, self.op_name = index, name
+                    operators.append(name)
+                    handler = _HANDLERS.get(name)
+                    if handler is None:
+                        raise self.unsupported("this operator is not supported")
+                    ins = [int(i) for i in op.InputsAsNumpy()] if op.InputsLength() else []
+                    outs = [int(i) for i in op.OutputsAsNumpy()]
+                    if len(outs) != 1:
+                        raise self.unsupported(f"expected one output, found {len(outs)}")
+                    mode = self.rounding
+                    if mode == "litert":
+                        mode = LITERT_ROUNDING.get(name, "double")
+                    with fp.rounding_mode(mode):
+                        result = handler(self, bb, op, ins, self.tensors[outs[0]])
+                    self.values[outs[0]] = result
+                results = []
+                for info in outputs:
+                    if info.index not in self.values:
+                        raise ModelError(f"{self.source}: output {info.name!r} is never computed")
+                    results.append(self.values[info.index])
+                out = results[0] if len(results) == 1 else relax.Tuple(results)
+                gv = bb.emit_output(out)
+            bb.emit_func_output(gv)
+        return ImportedModel(
+            relax_module=bb.get(),
+            inputs=tuple(i.spec() for i in inputs),
+            outputs=tuple(o.spec() for o in outputs),
+            source_path=self.source,
+            source_format="tflite",
+            frontend=FRONTEND_NAME,
+            operators=tuple(operators),
+        )
+
+    # -- helpers for handlers --------------------------------------------------------
+
+    def value(self, index: int) -> Any:
+        """The Relax value of a tensor: an earlier result, an input, or a constant."""
+        from tvm import relax
+
+        if index in self.values:
+            return self.values[index]
+        info = self.tensors[index]
+        if info.data is None:
+            raise self.unsupported(f"input tensor {info.name!r} is neither computed nor constant")
+        const = relax.const(np.ascontiguousarray(info.data))
+        self.values[index] = const
+        return const
+
+    def constant(self, index: int, what: str) -> np.ndarray:
+        data = self.tensors[index].data
+        if data is None:
+            raise self.unsupported(f"{what} must be a constant tensor")
+        return data
+
+    def expect(self, info: _TensorInfo, dtypes: Sequence[str], role: str) -> None:
+        if info.dtype not in dtypes:
+            raise self.unsupported(
+                f"{role} {info.name!r} is {info.dtype}, expected {' or '.join(dtypes)}"
+            )
+        if info.dtype in ("int8", "uint8", "int16") and not info.quantized:
+            raise self.unsupported(f"{role} {info.name!r} has no quantization parameters")
+
+    def per_tensor(self, info: _TensorInfo, role: str) -> None:
+        if len(set(info.scale)) > 1 or len(set(info.zero_point)) > 1:
+            raise self.unsupported(f"{role} {info.name!r} must be quantized per tensor")
+
+    def activation(self, opts: Any, output: _TensorInfo) -> tuple[int, int]:
+        name = _ACTIVATIONS.get(opts.FusedActivationFunction(), "?")
+        if name not in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1"):
+            raise self.unsupported(f"fused activation {name} is not supported")
+        return fp.activation_range(name, output.s, output.zp)
+
+    def channel_params(self, values: Sequence[int], dtype: str) -> Any:
+        """An immediate when all channels agree, else a constant tensor."""
+        from tvm import relax
+
+        if len(set(values)) == 1:
+            return int(values[0])
+        return relax.const(np.asarray(values, dtype=dtype))
+
+
+def _identifier(name: str, used: set[str]) -> str:
+    base = re.sub(r"\W", "_", name) or "input"
+    if base[0].isdigit():
+        base = "t_" + base
+    candidate, n = base, 1
+    while candidate in used:
+        n += 1
+        candidate = f"{base}_{n}"
+    used.add(candidate)
+    return candidate
+
+
+# -- operator handlers --------------------------------------------------------------------
+
+Handler = Callable[[_Importer, Any, Any, list[int], _TensorInfo], Any]
+_HANDLERS: dict[str, Handler] = {}
+
+
+def _handler(*names: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for name in names:
+            _HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def _emit(bb: Any, fn: Callable[..., Any], *args: Any, name: str, **kwargs: Any) -> Any:
+    return bb.emit_te(fn, *args, primfunc_name_hint=name, **kwargs)
+
+
+def _padding(
+    imp: _Importer,
+    opts: Any,
+    in_hw: tuple[int, int],
+    filt: tuple[int, int],
+    strides: tuple[int, int],
+    dilation: tuple[int, int],
+    out_hw: tuple[int, int],
+) -> tuple[int, int]:
+    """TFLite ``ComputePaddingHeightWidth``; also checks the output size it implies."""
+    same = opts.Padding() == 0
+    pads = []
+    for in_size, f, s, d, out_size in zip(in_hw, filt, strides, dilation, out_hw):
+        effective = (f - 1) * d + 1
+        expected = (in_size + s - 1) // s if same else (in_size - effective + s) // s
+        if expected != out_size:
+            raise imp.unsupported(
+                f"output size {out_size} does not match the {'SAME' if same else 'VALID'} "
+                f"padding size {expected}"
+            )
+        total = max((out_size - 1) * s + effective - in_size, 0)
+        pads.append(total // 2)
+    return pads[0], pads[1]
+
+
+def _conv_requant(
+    imp: _Importer, x: _TensorInfo, w: _TensorInfo, out: _TensorInfo, channels: int
+) -> dict[str, Any]:
+    """Per-channel multipliers like TFLite ``PopulateConvolutionQuantizationParams``.
+
+    Returns the requantization arguments of ``aot.ops.int8``'s conv/dense computes: scalars
+    when all channels agree; else, to keep constants small, one packed int32 per channel
+    when the shifts span at most 4 values (see ``aot.ops.int8.PACKED_SHIFT_BITS``); else
+    an int32 multiplier and an int8 shift per channel.
+    """
+    if any(z != 0 for z in w.zero_point):
+        raise imp.unsupported(f"weights {w.name!r} have a nonzero zero point")
+    scales = w.scale if len(w.scale) > 1 else w.scale * channels
+    if len(scales) != channels:
+        raise imp.unsupported(
+            f"weights {w.name!r} have {len(scales)} scales for {channels} channels"
+        )
+    pairs = [fp.quantize_multiplier(x.s * s / out.s) for s in scales]
+    return _requant_args(imp, [m for m, _ in pairs], [s for _, s in pairs])
+
+
+def _requant_args(imp: _Importer, multipliers: list[int], shifts: list[int]) -> dict[str, Any]:
+    from tvm import relax
+
+    from aot.ops.int8 import pack_requant
+
+    if len(set(multipliers)) == 1 and len(set(shifts)) == 1:
+        return {"multiplier": multipliers[0], "shift": shifts[0], "packed_shift_base": None}
+    packed = pack_requant(multipliers, shifts)
+    if packed is not None:
+        return {"multiplier": relax.const(packed), "shift": 0, "packed_shift_base": min(shifts)}
+    return {
+        "multiplier": imp.channel_params(multipliers, "int32"),
+        "shift": imp.channel_params(shifts, "int8"),
+        "packed_shift_base": None,
+    }
+
+
+def _bias(imp: _Importer, ins: list[int], channels: int) -> Any:
+    if len(ins) < 3 or ins[2] < 0:
+        return None
+    b = imp.tensors[ins[2]]
+    if b.dtype != "int32":
+        raise imp.unsupported(f"bias {b.name!r} is {b.dtype}, expected int32")
+    data = imp.constant(ins[2], "the bias")
+    if data.size != channels:
+        raise imp.unsupported(f"bias {b.name!r} has {data.size} values for {channels} channels")
+    # Only the values matter: a 1-D bias with any quantized_dimension is accepted.
+    from tvm import relax
+
+    return relax.const(np.ascontiguousarray(data.reshape(channels)))
+
+
+@_handler("CONV_2D")
+def _conv2d(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(w, ["int8"], "weights")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    opts = _options(op, "Conv2DOptions")
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        raise imp.unsupported("expected 4-D NHWC input and OHWI weights")
+    out_c, k_h, k_w, group_c = w.shape
+    if x.shape[3] % group_c or out_c % (x.shape[3] // group_c):
+        raise imp.unsupported(f"input channels {x.shape[3]} do not fit weights {list(w.shape)}")
+    strides = (opts.StrideH(), opts.StrideW())
+    dilation = (opts.DilationHFactor(), opts.DilationWFactor())
+    padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
+    act_min, act_max = imp.activation(opts, out)
+    requant = _conv_requant(imp, x, w, out, out_c)
+    bias = _bias(imp, ins, out_c)
+    return _emit(
+        bb, int8.conv2d, imp.value(ins[0]), imp.value(ins[1]), bias, requant["multiplier"],
+        requant["shift"], packed_shift_base=requant["packed_shift_base"], name="conv2d_int8",
+        out_shape=out.shape, strides=strides, dilation=dilation, padding=padding,
+        input_zp=x.zp, output_zp=out.zp, act_min=act_min, act_max=act_max,
+    )  # fmt: skip
+
+
+@_handler("DEPTHWISE_CONV_2D")
+def _depthwise(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(w, ["int8"], "weights")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    opts = _options(op, "DepthwiseConv2DOptions")
+    if len(x.shape) != 4 or len(w.shape) != 4 or w.shape[0] != 1:
+        raise imp.unsupported("expected 4-D NHWC input and [1, H, W, C] weights")
+    _, k_h, k_w, out_c = w.shape
+    if out_c % x.shape[3]:
+        raise imp.unsupported(f"{out_c} output channels for {x.shape[3]} input channels")
+    strides = (opts.StrideH(), opts.StrideW())
+    dilation = (opts.DilationHFactor(), opts.DilationWFactor())
+    padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
+    act_min, act_max = imp.activation(opts, out)
+    requant = _conv_requant(imp, x, w, out, out_c)
+    bias = _bias(imp, ins, out_c)
+    return _emit(
+        bb, int8.depthwise_conv2d, imp.value(ins[0]), imp.value(ins[1]), bias,
+        requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
+        name="depthwise_conv2d_int8", out_shape=out.shape, strides=strides, dilation=dilation,
+        padding=padding, depth_multiplier=out_c // x.shape[3], input_zp=x.zp, output_zp=out.zp,
+        act_min=act_min, act_max=act_max,
+    )  # fmt: skip
+
+
+@_handler("FULLY_CONNECTED")
+def _fully_connected(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(w, ["int8"], "weights")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    opts = _options(op, "FullyConnectedOptions")
+    if opts is not None and opts.WeightsFormat() != 0:
+        raise imp.unsupported("only the DEFAULT weights format is supported")
+    if len(w.shape) != 2:
+        raise imp.unsupported(f"weights {w.name!r} must be 2-D, found {list(w.shape)}")
+    out_c, depth = w.shape
+    if int(np.prod(x.shape)) % depth:
+        raise imp.unsupported(f"input {list(x.shape)} is not a multiple of depth {depth}")
+    if int(np.prod(out.shape)) != int(np.prod(x.shape)) // depth * out_c or out.shape[-1] != out_c:
+        raise imp.unsupported(f"output shape {list(out.shape)} does not fit the weights")
+    act_min, act_max = (-128, 127) if opts is None else imp.activation(opts, out)
+    if len(w.scale) > 1:
+        if len(set(w.zero_point)) > 1:
+            raise imp.unsupported("per-channel weights need one zero point")
+        requant = _conv_requant(imp, x, w, out, out_c)
+    else:
+        # GetQuantizedConvolutionMultipler: the scale product is float32, then widened.
+        product = float(np.float32(x.s) * np.float32(w.s))
+        m, s = fp.quantize_multiplier(product / out.s)
+        requant = {"multiplier": m, "shift": s, "packed_shift_base": None}
+    bias = _bias(imp, ins, out_c)
+    return _emit(
+        bb, int8.fully_connected, imp.value(ins[0]), imp.value(ins[1]), bias,
+        requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
+        name="fully_connected_int8", out_shape=out.shape, input_zp=x.zp, weight_zp=w.zp,
+        output_zp=out.zp, act_min=act_min, act_max=act_max,
+    )  # fmt: skip
+
+
+def _broadcast_shape(
+    imp: _Importer, a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]
+) -> None:
+    try:
+        shape = tuple(np.broadcast_shapes(a, b))
+    except ValueError as exc:
+        raise imp.unsupported(f"shapes {list(a)} and {list(b)} do not broadcast") from exc
+    if shape != tuple(out):
+        raise imp.unsupported(f"output shape {list(out)} is not the broadcast shape {list(shape)}")
+
+
+@_handler("ADD")
+def _add(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
+        imp.expect(t, ["int8"], role)
+        imp.per_tensor(t, role)
+    _broadcast_shape(imp, a.shape, b.shape, out.shape)
+    opts = _options(op, "AddOptions")
+    act_min, act_max = (-128, 127) if opts is None else imp.activation(opts, out)
+    left_shift = 20
+    twice_max = 2 * float(max(np.float32(a.s), np.float32(b.s)))
+    m1, s1 = fp.quantize_multiplier_smaller_than_one(a.s / twice_max)
+    m2, s2 = fp.quantize_multiplier_smaller_than_one(b.s / twice_max)
+    mo, so = fp.quantize_multiplier_smaller_than_one(twice_max / ((1 << left_shift) * out.s))
+    return _emit(
+        bb, int8.add, imp.value(ins[0]), imp.value(ins[1]), name="add_int8",
+        out_shape=out.shape, lhs_offset=-a.zp, rhs_offset=-b.zp, left_shift=left_shift,
+        lhs_multiplier=m1, lhs_shift=s1, rhs_multiplier=m2, rhs_shift=s2,
+        output_multiplier=mo, output_shift=so, output_zp=out.zp, act_min=act_min,
+        act_max=act_max,
+    )  # fmt: skip
+
+
+@_handler("MUL")
+def _mul(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
+        imp.expect(t, ["int8"], role)
+        imp.per_tensor(t, role)
+    _broadcast_shape(imp, a.shape, b.shape, out.shape)
+    opts = _options(op, "MulOptions")
+    act_min, act_max = (-128, 127) if opts is None else imp.activation(opts, out)
+    m, s = fp.quantize_multiplier(a.s * b.s / out.s)
+    return _emit(
+        bb, int8.mul, imp.value(ins[0]), imp.value(ins[1]), name="mul_int8",
+        out_shape=out.shape, lhs_offset=-a.zp, rhs_offset=-b.zp, output_multiplier=m,
+        output_shift=s, output_zp=out.zp, act_min=act_min, act_max=act_max,
+    )  # fmt: skip
+
+
+def _pool(imp: _Importer, op: Any, ins: list[int], out: _TensorInfo) -> dict[str, Any]:
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    if len(x.shape) != 4:
+        raise imp.unsupported("expected a 4-D NHWC input")
+    opts = _options(op, "Pool2DOptions")
+    filt = (opts.FilterHeight(), opts.FilterWidth())
+    strides = (opts.StrideH(), opts.StrideW())
+    padding = _padding(imp, opts, x.shape[1:3], filt, strides, (1, 1), out.shape[1:3])
+    act_min, act_max = imp.activation(opts, out)
+    return {
+        "out_shape": out.shape,
+        "filter_size": filt,
+        "strides": strides,
+        "padding": padding,
+        "act_min": act_min,
+        "act_max": act_max,
+    }
+
+
+@_handler("AVERAGE_POOL_2D")
+def _average_pool(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    kwargs = _pool(imp, op, ins, out)
+    return _emit(bb, int8.average_pool2d, imp.value(ins[0]), name="average_pool2d_int8", **kwargs)
+
+
+@_handler("MAX_POOL_2D")
+def _max_pool(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    kwargs = _pool(imp, op, ins, out)
+    return _emit(bb, int8.max_pool2d, imp.value(ins[0]), name="max_pool2d_int8", **kwargs)
+
+
+@_handler("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+def _reshape(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    if int(np.prod(x.shape)) != int(np.prod(out.shape)):
+        raise imp.unsupported(f"cannot reshape {list(x.shape)} to {list(out.shape)}")
+    if x.shape == out.shape:
+        return imp.value(ins[0])
+    return _emit(bb, int8.reshape, imp.value(ins[0]), name="reshape_int8", out_shape=out.shape)
+
+
+@_handler("SOFTMAX")
+def _softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    if out.zp != -128 or abs(out.s - 1 / 256) > 0.001 / 256:
+        raise imp.unsupported("the int8 output must have zero point -128 and scale 1/256")
+    beta = float(np.float32(_options(op, "SoftmaxOptions").Beta()))
+    # PreprocessSoftmaxScaling caps the multiplier below 2**30 in single-rounding builds.
+    cap = (1 << 30) - 1.0 if fp.single_rounding() else (1 << 31) - 1.0
+    real = min(beta * x.s * (1 << (31 - 5)), cap)
+    mult, left_shift = fp.quantize_multiplier_greater_than_one(real)
+    diff_min = -fp.calculate_input_radius(5, left_shift)
+    return _emit(
+        bb, int8.softmax, imp.value(ins[0]), name="softmax_int8", input_multiplier=mult,
+        input_left_shift=left_shift, diff_min=diff_min,
+    )  # fmt: skip
+
+
+@_handler("PAD", "PADV2")
+def _pad(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    paddings = imp.constant(ins[1], "the paddings").astype(np.int64).reshape(-1, 2)
+    if len(paddings) != len(x.shape) or (paddings < 0).any():
+        raise imp.unsupported(f"paddings {paddings.tolist()} do not fit input {list(x.shape)}")
+    value = out.zp
+    if imp.op_name == "PADV2" and len(ins) > 2 and ins[2] >= 0:
+        value = int(imp.constant(ins[2], "the pad value").reshape(-1)[0])
+    expected = tuple(int(d + p.sum()) for d, p in zip(x.shape, paddings))
+    if expected != out.shape:
+        raise imp.unsupported(f"output shape {list(out.shape)} is not {list(expected)}")
+    return _emit(
+        bb, int8.pad, imp.value(ins[0]), name="pad_int8",
+        paddings=[(int(a), int(b)) for a, b in paddings], out_shape=out.shape, value=value,
+    )  # fmt: skip
+
+
+@_handler("CONCATENATION")
+def _concatenation(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    imp.expect(out, ["int8"], "output")
+    opts = _options(op, "ConcatenationOptions")
+    if _ACTIVATIONS.get(opts.FusedActivationFunction()) != "NONE":
+        raise imp.unsupported("a fused activation on CONCATENATION is not supported")
+    axis = opts.Axis() % len(out.shape)
+    for i in ins:
+        t = imp.tensors[i]
+        imp.expect(t, ["int8"], "input")
+        if (t.s, t.zp) != (out.s, out.zp):
+            raise imp.unsupported(
+                f"input {t.name!r} is quantized differently from the output (TFLite's int8 "
+                "kernel requires the same scale and zero point)"
+            )
+    values = [imp.value(i) for i in ins]
+
+    def concat(*tensors: Any) -> Any:
+        return int8.concatenate(*tensors, axis=axis, out_shape=out.shape)
+
+    return _emit(bb, concat, *values, name="concatenation_int8")
+
+
+@_handler("MEAN")
+def _mean(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    axes = sorted({int(a) % len(x.shape) for a in imp.constant(ins[1], "the axes").reshape(-1)})
+    keep_dims = bool(_options(op, "ReducerOptions").KeepDims())
+    count = int(np.prod([x.shape[a] for a in axes]))
+    mult, shift = fp.quantize_multiplier(x.s / out.s)
+    # reference_ops::QuantizedMeanOrSum folds 1/count into the multiplier.
+    extra = min(count.bit_length() - 1, 32, 31 + shift)
+    mult = int((mult << extra) // count)
+    shift -= extra
+    return _emit(
+        bb, int8.mean, imp.value(ins[0]), name="mean_int8", axes=axes, keep_dims=keep_dims,
+        out_shape=out.shape, input_zp=x.zp, output_multiplier=mult, output_shift=shift,
+        output_zp=out.zp,
+    )  # fmt: skip
+
+
+@_handler("QUANTIZE")
+def _quantize(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["float32", "int8", "uint8"], "input")
+    imp.expect(out, ["int8", "uint8"], "output")
+    imp.per_tensor(out, "output")
+    if x.dtype == "float32":
+        return _emit(
+            bb, int8.quantize, imp.value(ins[0]), name="quantize_int8", scale=out.s,
+            zero_point=out.zp, out_dtype=out.dtype,
+        )  # fmt: skip
+    imp.per_tensor(x, "input")
+    m, s = fp.quantize_multiplier(x.s / out.s)
+    lo, hi = (-128, 127) if out.dtype == "int8" else (0, 255)
+    return _emit(
+        bb, int8.requantize, imp.value(ins[0]), name="requantize_int8", input_zp=x.zp,
+        output_multiplier=m, output_shift=s, output_zp=out.zp, act_min=lo, act_max=hi,
+        out_dtype=out.dtype,
+    )  # fmt: skip
+
+
+@_handler("DEQUANTIZE")
+def _dequantize(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8", "uint8"], "input")
+    imp.expect(out, ["float32"], "output")
+    imp.per_tensor(x, "input")
+    return _emit(
+        bb, int8.dequantize, imp.value(ins[0]), name="dequantize_int8", scale=x.s, zero_point=x.zp
+    )
+
+
+@lru_cache(maxsize=1)
+def _libm() -> Any:
+    path = ctypes.util.find_library("m")
+    if path is None:
+        return None
+    lib = ctypes.CDLL(path)
+    for fn in ("expf", "tanhf"):
+        getattr(lib, fn).restype = ctypes.c_float
+        getattr(lib, fn).argtypes = [ctypes.c_float]
+    return lib
+
+
+def _expf(x: np.float32) -> np.float32:
+    lib = _libm()  # the C library's expf, as TFLite calls it, when there is one
+    return np.float32(lib.expf(float(x))) if lib is not None else np.exp(np.float32(x))
+
+
+def _tanhf(x: np.float32) -> np.float32:
+    lib = _libm()
+    return np.float32(lib.tanhf(float(x))) if lib is not None else np.tanh(np.float32(x))
+
+
+def _lut(
+    x: _TensorInfo, out: _TensorInfo, transform: Callable[[np.float32], np.float32]
+) -> np.ndarray:
+    """TFLite ``LUTPopulate<int8_t>`` in float32; entry i is for input value i - 128."""
+    inverse_scale = np.float32(1) / np.float32(out.s)
+    table = np.empty(256, dtype=np.int8)
+    for i, val in enumerate(range(-128, 128)):
+        dequantized = np.float32(x.s) * np.float32(val - x.zp)
+        transformed = transform(dequantized)
+        rescaled = fp.tflite_round(float(np.float32(transformed * inverse_scale)))
+        quantized = int(np.float32(rescaled) + np.float32(out.zp))
+        table[i] = min(max(quantized, -128), 127)
+    return table
+
+
+def _sigmoid(v: np.float32) -> np.float32:
+    return np.float32(np.float32(1.0) / (np.float32(1.0) + _expf(np.float32(-v))))
+
+
+@_handler("LOGISTIC", "TANH")
+def _lut_op(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from tvm import relax
+
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    transform = _sigmoid if imp.op_name == "LOGISTIC" else _tanhf
+    table = relax.const(_lut(x, out, transform))
+    name = "logistic_int8" if imp.op_name == "LOGISTIC" else "tanh_int8"
+    return _emit(bb, int8.lookup_table, imp.value(ins[0]), table, name=name)
+
+
+@_handler("HARD_SWISH")
+def _hard_swish(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    hires = np.float32(1.0 / 128.0) * np.float32(x.s)
+    reluish_scale = np.float32(3.0) / np.float32(32768.0)
+    out_m, out_e = fp.quantize_multiplier(float(hires / np.float32(out.s)))
+    if out_e > 0:
+        raise imp.unsupported("the output scale is too small relative to the input scale")
+    rel_m, rel_e = fp.quantize_multiplier(float(hires / reluish_scale))
+    return _emit(
+        bb, int8.hard_swish, imp.value(ins[0]), name="hard_swish_int8", input_zp=x.zp,
+        output_zp=out.zp, output_multiplier=fp.downscale_multiplier_to_int16(out_m),
+        output_exponent=out_e, reluish_multiplier=fp.downscale_multiplier_to_int16(rel_m),
+        reluish_exponent=rel_e,
+    )  # fmt: skip
+
+
+@_handler("RELU", "RELU6", "RELU_N1_TO_1")
+def _relu(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    # ReluPrepare divides the float32 scales in float, then widens.
+    m, s = fp.quantize_multiplier(float(np.float32(x.s) / np.float32(out.s)))
+    lows = {"RELU": 0.0, "RELU6": 0.0, "RELU_N1_TO_1": -1.0}
+    highs = {"RELU": None, "RELU6": 6.0, "RELU_N1_TO_1": 1.0}
+    lo = max(-128, fp.quantize_f32(lows[imp.op_name], out.s, out.zp))
+    high = highs[imp.op_name]
+    hi = 127 if high is None else min(127, fp.quantize_f32(high, out.s, out.zp))
+    return _emit(
+        bb, int8.requantize, imp.value(ins[0]), name=f"{imp.op_name.lower()}_int8",
+        input_zp=x.zp, output_multiplier=m, output_shift=s, output_zp=out.zp, act_min=lo,
+        act_max=hi,
+    )  # fmt: skip
+
+
+@_handler("STRIDED_SLICE")
+def _strided_slice(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    begin = imp.constant(ins[1], "begin").reshape(-1).astype(np.int64).tolist()
+    end = imp.constant(ins[2], "end").reshape(-1).astype(np.int64).tolist()
+    strides = imp.constant(ins[3], "strides").reshape(-1).astype(np.int64).tolist()
+    opts = _options(op, "StridedSliceOptions")
+    if opts.EllipsisMask() or opts.NewAxisMask():
+        raise imp.unsupported("ellipsis_mask and new_axis_mask are not supported")
+    rank = len(x.shape)
+    if not len(begin) == len(end) == len(strides) == rank:
+        raise imp.unsupported("begin, end and strides must have one entry per input dimension")
+    offset = bool(opts.Offset()) if hasattr(opts, "Offset") else False
+    starts, steps, full = [], [], []
+    for axis in range(rank):
+        size, stride = x.shape[axis], strides[axis]
+        if stride == 0:
+            raise imp.unsupported("a stride of 0 is invalid")
+        b, e = begin[axis], end[axis]
+        if offset:
+            e = b + e
+        if opts.ShrinkAxisMask() >> axis & 1:
+            b = b + size if b < 0 else b
+            start, stop, stride = b, b + 1, 1
+            count = 1
+        else:
+            sl = slice(
+                None if opts.BeginMask() >> axis & 1 else b,
+                None if opts.EndMask() >> axis & 1 else e,
+                stride,
+            )
+            start, stop, stride = sl.indices(size)
+            count = len(range(start, stop, stride))
+        starts.append(start)
+        steps.append(stride)
+        full.append(count)
+    if int(np.prod(full)) != int(np.prod(out.shape)):
+        raise imp.unsupported(
+            f"computed slice shape {full} does not match output {list(out.shape)}"
+        )
+    return _emit(
+        bb, int8.strided_slice, imp.value(ins[0]), name="strided_slice_int8", begin=starts,
+        strides=steps, out_shape_full=full, out_shape=out.shape,
+    )  # fmt: skip
+
+
+@_handler("TRANSPOSE")
+def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    perm = [int(p) % len(x.shape) for p in imp.constant(ins[1], "the permutation").reshape(-1)]
+    if sorted(perm) != list(range(len(x.shape))):
+        raise imp.unsupported(f"{perm} is not a permutation")
+    return _emit(bb, int8.transpose, imp.value(ins[0]), name="transpose_int8", perm=perm)
+
+
+SUPPORTED_OPERATORS: tuple[str, ...] = tuple(sorted(_HANDLERS))
+
+
+def relax_constant_bytes(mod: Any) -> int:
+    """Bytes of all distinct ``relax.Constant`` data in a module's Relax functions."""
+    from tvm import ir, relax
+
+    seen: dict[Any, int] = {}
+
+    def visit(expr: Any) -> None:
+        if isinstance(expr, ir.expr.Constant) and hasattr(expr.value, "numpy"):
+            seen[expr] = expr.value.numpy().nbytes
+
+    for _, func in mod.functions.items():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, visit)
+    return sum(seen.values())

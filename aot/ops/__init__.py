@@ -1,0 +1,1 @@
+"""Operator kernels as TE computes (``int8``) and their fixed-point helpers (``fixedpoint``)."""

@@ -1,0 +1,115 @@
+"""The data of memory planning: buffers with lifetimes, pools, and the resulting plan.
+
+Steps are the positions of the operators in execution order (0, 1, ...). A buffer is live
+from ``start`` to ``end`` inclusive; two buffers whose lifetimes share a step must not
+share bytes when they are in the same pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from aot.errors import ConfigError, InternalError
+
+DEFAULT_ALIGNMENT = 16
+
+
+def align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A block of working memory needed from step ``start`` to step ``end`` (inclusive)."""
+
+    name: str
+    size: int  # bytes, > 0
+    start: int  # first step where it is live
+    end: int  # last step where it is live
+    alignment: int = DEFAULT_ALIGNMENT
+    pools: tuple[str, ...] | None = None  # pools it may live in; None means any
+
+    def __post_init__(self) -> None:
+        # Buffers come from lowering, not from the user: a bad one is a bug in aot.
+        if self.size <= 0:
+            raise InternalError(f"buffer '{self.name}' has size {self.size}; expected > 0")
+        if not 0 <= self.start <= self.end:
+            raise InternalError(
+                f"buffer '{self.name}' has lifetime [{self.start}, {self.end}]; "
+                "expected 0 <= start <= end"
+            )
+        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
+            # Powers of two only: pool sizes are rounded to the largest alignment in them.
+            raise InternalError(
+                f"buffer '{self.name}' has alignment {self.alignment}; expected a power of two"
+            )
+        if self.pools is not None:
+            object.__setattr__(self, "pools", tuple(self.pools))
+
+    def overlaps(self, other: Buffer) -> bool:
+        """True when both are live at some step, so they may not share memory."""
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A memory region the planner may use; pools are given fastest first."""
+
+    name: str
+    size: int | None  # byte limit; None means unbounded
+
+    def __post_init__(self) -> None:
+        # Pool sizes come from the user (--pool NAME:SIZE) or board data.
+        if self.size is not None and self.size < 0:
+            raise ConfigError(f"pool '{self.name}' has size {self.size}; expected >= 0 bytes")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one buffer lives: ``offset`` bytes from the start of ``pool``."""
+
+    buffer: str
+    pool: str
+    offset: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"buffer": self.buffer, "pool": self.pool, "offset": self.offset}
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """The output of the planning stage: a pool and an offset for every buffer."""
+
+    algorithm: str
+    placements: tuple[Placement, ...]
+    # Bytes used per pool: the largest end offset rounded up to the largest alignment of the
+    # buffers in it (never beyond the pool's limit). Read-only; left out of the hash.
+    pool_sizes: Mapping[str, int] = field(hash=False)
+    lower_bound: int  # activation lower bound of the buffers, see activation_lower_bound()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "placements", tuple(self.placements))
+        object.__setattr__(self, "pool_sizes", MappingProxyType(dict(self.pool_sizes)))
+
+    @property
+    def total_size(self) -> int:
+        """Bytes used over all pools; what the planners minimize."""
+        return sum(self.pool_sizes.values())
+
+    def placement(self, name: str) -> Placement:
+        for placement in self.placements:
+            if placement.buffer == name:
+                return placement
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "algorithm": self.algorithm,
+            "lower_bound": self.lower_bound,
+            "total_size": self.total_size,
+            "pool_sizes": dict(self.pool_sizes),
+            "placements": [p.to_json() for p in self.placements],
+        }

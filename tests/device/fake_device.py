@@ -1,0 +1,210 @@
+"""An in-memory Python implementation of the device side of the aot protocol.
+
+Used only in tests: it mirrors runtime_c/src/server.c closely enough that the host
+code (framing, client) can be tested without a toolchain, and corruption can be
+injected at will in either direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aot.device import protocol as p
+from aot.device.transport import Transport, TransportTimeout
+
+
+@dataclass
+class FakeTensor:
+    name: str
+    dtype: int
+    shape: tuple[int, ...]
+
+    @property
+    def size_bytes(self) -> int:
+        return int(np.prod(self.shape)) * p.DTYPES[self.dtype].itemsize
+
+
+@dataclass
+class FakeModel:
+    name: str
+    inputs: list[FakeTensor]
+    outputs: list[FakeTensor]
+    # Takes the input arrays, returns (status, output arrays).
+    compute: Callable[[list[np.ndarray]], tuple[int, list[np.ndarray]]]
+
+
+def add_one_model() -> FakeModel:
+    """int8 [1, 4] -> int8 [1, 4], x + 1 saturating: the same as the C test fixture."""
+
+    def compute(inputs: list[np.ndarray]) -> tuple[int, list[np.ndarray]]:
+        out = np.minimum(inputs[0].astype(np.int16) + 1, 127).astype(np.int8)
+        return 0, [out]
+
+    t = FakeTensor("x", 0, (1, 4))
+    return FakeModel("add_one", [t], [FakeTensor("y", 0, (1, 4))], compute)
+
+
+@dataclass
+class FakeDevice:
+    model: FakeModel
+    max_payload: int = 64
+    ticks_per_run: int = 1000
+    ticks_per_second: int = 1_000_000
+    _decoder: p.FrameDecoder = field(init=False)
+    _inputs: list[bytearray] = field(init=False)
+    _outputs: list[bytes] = field(init=False)
+    frames_ok: int = 0
+    frames_bad: int = 0
+    runs: int = 0
+    quit: bool = False
+
+    def __post_init__(self) -> None:
+        self._decoder = p.FrameDecoder(p.max_encoded_size(self.max_payload))
+        self._inputs = [bytearray(t.size_bytes) for t in self.model.inputs]
+        self._outputs = [bytes(t.size_bytes) for t in self.model.outputs]
+
+    def feed(self, data: bytes) -> bytes:
+        """Bytes from the host in, reply bytes out. After QUIT everything is ignored."""
+        out = bytearray()
+        if self.quit:
+            return b""
+        for item in self._decoder.feed(data):
+            if isinstance(item, p.FrameError):
+                self.frames_bad += 1
+                detail = self.max_payload + p.FRAME_OVERHEAD if item.code == 0x0201 else 0
+                reply = p.ErrorReply(item.code, detail).pack()
+                out += p.Frame(p.FRAME_ERROR, item.seq, reply).encode()
+                continue
+            if len(item.payload) > self.max_payload:
+                self.frames_bad += 1
+                error = p.ErrorReply(0x0201, self.max_payload + p.FRAME_OVERHEAD).pack()
+                out += p.Frame(p.FRAME_ERROR, item.seq, error).encode()
+                continue
+            self.frames_ok += 1
+            out += p.Frame(item.type | p.REPLY_BIT, item.seq, self._handle(item)).encode()
+            if self.quit:
+                break
+        return bytes(out)
+
+    def _handle(self, frame: p.Frame) -> bytes:
+        body = frame.payload
+        try:
+            command = p.Command(frame.type)
+        except ValueError:
+            return p.ErrorReply(0x0206, frame.type).pack()
+        if command is p.Command.HELLO:
+            if len(body) != 2:
+                return p.ErrorReply(0x0207, 2).pack()
+            (version,) = p.HELLO_REQUEST.unpack(body)
+            if version >> 8 != p.PROTOCOL_VERSION >> 8:
+                return p.ErrorReply(0x020A, p.PROTOCOL_VERSION).pack()
+            required = sum(
+                -(-t.size_bytes // 16) * 16 for t in self.model.inputs + self.model.outputs
+            )
+            return p.HelloReply(
+                p.PROTOCOL_VERSION,
+                self.max_payload,
+                0,
+                self.ticks_per_second,
+                required,
+                required,
+                128,
+                64,
+                len(self.model.inputs),
+                len(self.model.outputs),
+                self.model.name,
+            ).pack()
+        if command is p.Command.INFO:
+            if len(body) != 2 or body[0] > 1:
+                return p.ErrorReply(0x0207, 2).pack()
+            kind, index = p.INFO_REQUEST.unpack(body)
+            tensors = self.model.inputs if kind == 0 else self.model.outputs
+            if index >= len(tensors):
+                return p.ErrorReply(0x0208, len(tensors)).pack()
+            t = tensors[index]
+            return p.TensorInfoReply(kind, index, t.dtype, t.size_bytes, t.shape, t.name).pack(
+                self.max_payload
+            )
+        if command is p.Command.SET_INPUT:
+            if len(body) < p.SET_INPUT_HEAD.size:
+                return p.ErrorReply(0x0207, 5).pack()
+            index, offset = p.SET_INPUT_HEAD.unpack_from(body)
+            data = body[p.SET_INPUT_HEAD.size :]
+            if index >= len(self._inputs):
+                return p.ErrorReply(0x0208, len(self._inputs)).pack()
+            size = len(self._inputs[index])
+            if offset > size or len(data) > size - offset:
+                return p.ErrorReply(0x0209, size).pack()
+            self._inputs[index][offset : offset + len(data)] = data
+            return p.ok()
+        if command is p.Command.RUN:
+            if len(body) != 4 or p.RUN_REQUEST.unpack(body)[0] == 0:
+                return p.ErrorReply(0x0207, 4).pack()
+            (repeats,) = p.RUN_REQUEST.unpack(body)
+            arrays = [
+                np.frombuffer(bytes(b), p.DTYPES[t.dtype]).reshape(t.shape)
+                for b, t in zip(self._inputs, self.model.inputs)
+            ]
+            status, outs = 0, []
+            done = 0
+            while done < repeats and status == 0:
+                status, outs = self.model.compute(arrays)
+                done += 1
+            if status == 0:
+                self._outputs = [np.ascontiguousarray(o).tobytes() for o in outs]
+            self.runs += done
+            t = self.ticks_per_run
+            return p.RunReply(status, done, t * done, t, t, self.ticks_per_second).pack()
+        if command is p.Command.GET_OUTPUT:
+            if len(body) != 7 or p.GET_OUTPUT_REQUEST.unpack(body)[2] > self.max_payload - 2:
+                return p.ErrorReply(0x0207, self.max_payload - 2).pack()
+            index, offset, length = p.GET_OUTPUT_REQUEST.unpack(body)
+            if index >= len(self._outputs):
+                return p.ErrorReply(0x0208, len(self._outputs)).pack()
+            size = len(self._outputs[index])
+            if offset > size or length > size - offset:
+                return p.ErrorReply(0x0209, size).pack()
+            return p.ok(self._outputs[index][offset : offset + length])
+        if command is p.Command.STATS:
+            if body:
+                return p.ErrorReply(0x0207, 0).pack()
+            return p.StatsReply(4096, 600, 200, self.runs, self.frames_ok, self.frames_bad).pack()
+        self.quit = True  # QUIT
+        return p.ok()
+
+
+class FakeTransport(Transport):
+    """Connects a DeviceClient to a FakeDevice in memory.
+
+    ``to_device`` / ``to_host`` may rewrite the bytes of the next write in either
+    direction (then reset to None), to inject corruption."""
+
+    def __init__(self, device: FakeDevice) -> None:
+        self.device = device
+        self.name = "fake device"
+        self._pending = bytearray()
+        self.to_device: Callable[[bytes], bytes] | None = None
+        self.to_host: Callable[[bytes], bytes] | None = None
+        self.sent: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if self.to_device is not None:
+            data, self.to_device = self.to_device(data), None
+        self.sent.append(data)
+        reply = self.device.feed(data)
+        if reply and self.to_host is not None:
+            reply, self.to_host = self.to_host(reply), None
+        self._pending += reply
+
+    def read(self, n: int, timeout: float) -> bytes:
+        if not self._pending:
+            raise self._timeout(timeout)  # nothing will ever arrive: fail at once
+        data = bytes(self._pending[:n])
+        del self._pending[:n]
+        return data
+
+
+__all__ = ["FakeDevice", "FakeModel", "FakeTensor", "FakeTransport", "TransportTimeout"]

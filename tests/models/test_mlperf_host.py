@@ -1,0 +1,62 @@
+"""The MLPerf Tiny int8 models, compiled for the host, are bit-exact against TFLite.
+
+The target is ai-edge-litert's reference kernels (OpResolverType.BUILTIN_REF): the shipped
+X.output.npy for X.input.npy, and the interpreter itself on seeded random inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aot.testing import run_tflite_reference
+from aot.testing.harness import build, random_inputs, run_many
+
+pytestmark = [pytest.mark.toolchain, pytest.mark.slow]
+
+MODELS_DIR = Path(__file__).resolve().parents[3] / "shared" / "models" / "mlperf_tiny"
+MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
+RANDOM_INPUTS = 200
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def built(request, tmp_path_factory) -> tuple[str, Path]:
+    model = MODELS_DIR / f"{request.param}.tflite"
+    if not model.is_file():
+        pytest.skip(f"reference model {model} is not available")
+    folder = build(model, tmp_path_factory.mktemp(request.param) / "out")
+    return request.param, folder
+
+
+def test_reference_output_is_exact(built) -> None:
+    name, folder = built
+    x = np.load(MODELS_DIR / f"{name}.input.npy")
+    (got,) = run_many(folder, [[x]])[0]
+    np.testing.assert_array_equal(got, np.load(MODELS_DIR / f"{name}.output.npy"))
+
+
+def test_random_inputs_match_tflite_reference_kernels(built) -> None:
+    name, folder = built
+    specs = json.loads((folder / "metadata.json").read_text())["inputs"]
+    batches = random_inputs(specs, RANDOM_INPUTS, seed=2026)
+    results = run_many(folder, batches)
+    model = MODELS_DIR / f"{name}.tflite"
+    mismatches = []
+    for index, (inputs, outputs) in enumerate(zip(batches, results, strict=True)):
+        expected = run_tflite_reference(model, inputs)
+        if not all(np.array_equal(a, b) for a, b in zip(outputs, expected, strict=True)):
+            mismatches.append(index)
+    assert mismatches == [], f"{name}: {len(mismatches)} of {RANDOM_INPUTS} inputs differ"
+
+
+def test_int8_end_to_end_memory(built) -> None:
+    """Weights stay int8 (constants <= 1.1x the .tflite weights) and activations int8."""
+    name, folder = built
+    meta = json.loads((folder / "metadata.json").read_text())
+    assert meta["model"]["frontend"] == "aot-tflite-int8"
+    tflite_bytes = (MODELS_DIR / f"{name}.tflite").stat().st_size
+    assert meta["constants"]["bytes"] <= 1.1 * tflite_bytes
+    assert meta["memory"]["workspace_bytes"] <= 1.05 * meta["memory"]["lower_bound_bytes"]

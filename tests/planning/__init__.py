@@ -1,0 +1,1 @@
+"""Tests of the memory planning stage (aot.planning)."""
