@@ -3,8 +3,11 @@
     python benchmarks/run.py                 all sections
     python benchmarks/run.py compile         one section
 
-Sections:
+Sections (each a module benchmarks/bench_<name>.py with ``run() -> (title, rows)``):
   compile   compile time, constants, workspace and generated C lines per model
+  memory    int8 constants and workspace next to the TFLite Micro arena
+  planners  workspace per model and planning algorithm, ratio to the lower bound
+  qemu      instructions per inference, stack and section sizes on the emulated boards
 Results are deterministic except wall-clock times. Under QEMU, time is counted in
 instructions (-icount), never cycles.
 """
@@ -12,6 +15,7 @@ instructions (-icount), never cycles.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import platform
 import sys
@@ -54,7 +58,18 @@ def compile_section() -> tuple[str, list[dict]]:
     return "Compile (host, default options)", rows
 
 
+def _section(name: str) -> Section:
+    def run() -> tuple[str, list[dict]]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        return importlib.import_module(f"bench_{name}").run()
+
+    return run
+
+
 SECTIONS: dict[str, Section] = {"compile": compile_section}
+for _name in ("memory", "planners", "qemu"):
+    if (Path(__file__).resolve().parent / f"bench_{_name}.py").is_file():
+        SECTIONS[_name] = _section(_name)
 
 
 def markdown_table(rows: list[dict]) -> str:

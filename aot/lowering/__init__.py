@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from aot.codegen.c_kernel import EmittedKernel, emit_kernel
 from aot.errors import InternalError, UnsupportedError
 from aot.frontend.model import ImportedModel, TensorSpec
+from aot.lowering.analysis import is_identity_copy
 from aot.lowering.schedule import fuse_for_memory
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
@@ -53,6 +55,9 @@ class LoweredModel:
     tensors: tuple[Tensor, ...]
     steps: tuple[Step, ...]
     kernels: tuple[EmittedKernel, ...]
+    # Peak of live intermediate bytes in the frontend's operator order (the bound that
+    # docs/memory_planning.md defines); the plan is compared against it.
+    activation_lower_bound: int = 0
 
     def tensors_of(self, kind: str) -> list[Tensor]:
         return [t for t in self.tensors if t.kind == kind]
@@ -230,6 +235,7 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
     used = sorted({prim for prim, _, _ in builder.steps})
     target = tvm.target.Target({"kind": "c"})
     kernels: dict[str, EmittedKernel] = {}
+    copies: set[str] = set()
     for prim_name in used:
         if progress is not None:
             progress(f"lowering {prim_name}")
@@ -240,9 +246,20 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
             tir_module = tvm.transform.Sequential(tir_passes())(tir_module)
         symbol = f"aot_{name}_{c_identifier(prim_name)}"
         kernels[prim_name] = emit_kernel(symbol, tir_module[prim_name])
+        if is_identity_copy(tir_module[prim_name]):
+            copies.add(prim_name)
 
+    # A copy into an intermediate tensor becomes an alias of its source: no call, no buffer.
+    alias: dict[int, int] = {}
     steps: list[Step] = []
-    for index, (prim_name, args, outs) in enumerate(builder.steps):
+    for prim_name, raw_args, raw_outs in builder.steps:
+        args = [alias.get(t, t) for t in raw_args]
+        outs = [alias.get(t, t) for t in raw_outs]
+        out_tensor = builder.tensors[outs[0]]
+        if prim_name in copies and out_tensor.kind == INTERMEDIATE:
+            alias[outs[0]] = args[0]
+            continue
+        index = len(steps)
         kernel = kernels[prim_name]
         if len(kernel.params) != len(args):
             raise InternalError(
@@ -252,10 +269,62 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
         steps.append(
             Step(index, kernel.name, prim_name, tuple(args), tuple(outs), kernel.scratch_bytes)
         )
+    tensors = tuple(builder.tensors)
+    given_bound = activation_bound(tensors, steps)
+    steps = reorder_for_memory(tensors, steps)
+    called = {step.operator for step in steps}
     return LoweredModel(
         name=name,
         imported=imported,
-        tensors=tuple(builder.tensors),
+        tensors=tensors,
         steps=tuple(steps),
-        kernels=tuple(kernels[p] for p in used),
+        kernels=tuple(kernels[p] for p in used if p in called),
+        activation_lower_bound=given_bound,
     )
+
+
+def _step_graph(tensors: tuple[Tensor, ...], steps: list[Step], with_scratch: bool) -> Any:
+    """The abstract graph the order search works on: workspace tensors by name and size.
+
+    Inputs and constants are not written by any step, so they take no workspace; outputs
+    live in user buffers (size 0); a kernel's scratch is a tensor only its step touches.
+    """
+    from aot.planning.order import Step as OrderStep
+    from aot.planning.order import StepGraph
+
+    sizes: dict[str, int] = {}
+    order_steps = []
+    for step in steps:
+        reads = tuple(f"t{t}" for t in step.args if t not in step.outputs)
+        writes = tuple(f"t{t}" for t in step.outputs)
+        if with_scratch and step.scratch_bytes:
+            writes += (f"scratch{step.index}",)
+            reads += (f"scratch{step.index}",)
+            sizes[f"scratch{step.index}"] = step.scratch_bytes
+        order_steps.append(OrderStep(f"s{step.index}", reads, writes))
+    for tensor in tensors:
+        sizes[f"t{tensor.id}"] = tensor.size_bytes if tensor.kind == INTERMEDIATE else 0
+    outputs = tuple(f"t{t.id}" for t in tensors if t.kind == OUTPUT)
+    return StepGraph(tuple(order_steps), sizes, (), outputs)
+
+
+def activation_bound(tensors: tuple[Tensor, ...], steps: list[Step]) -> int:
+    """The activation lower bound of docs/memory_planning.md: peak of live intermediate
+    bytes in this order, reshapes aliased, kernel scratch not counted."""
+    from aot.planning.order import peak_for_order
+
+    return peak_for_order(_step_graph(tensors, steps, with_scratch=False)) if steps else 0
+
+
+def reorder_for_memory(tensors: tuple[Tensor, ...], steps: list[Step]) -> list[Step]:
+    """Steps in the topological order with the lowest peak workspace (scratch included)."""
+    from aot.planning.order import best_order
+
+    if len(steps) < 3:
+        return steps
+    order = best_order(_step_graph(tensors, steps, with_scratch=True))
+    by_name = {f"s{step.index}": step for step in steps}
+    return [
+        Step(index, s.kernel, s.operator, s.args, s.outputs, s.scratch_bytes)
+        for index, s in enumerate(by_name[name] for name in order)
+    ]

@@ -14,11 +14,16 @@ from aot.testing.harness import build
 pytestmark = pytest.mark.toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
+MLPERF = ROOT.parent / "shared" / "models" / "mlperf_tiny"
 MODELS = {
     "tiny_kws_int8": ROOT / "examples" / "tiny_kws_int8.tflite",
     "tiny_kws_float": ROOT / "examples" / "tiny_kws_float.tflite",
-    "kws_ref_model": ROOT.parent / "shared" / "models" / "mlperf_tiny" / "kws_ref_model.tflite",
+    **{
+        name: MLPERF / f"{name}.tflite"
+        for name in ("ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8")
+    },
 }
+MAX_KERNEL_FRAME_BYTES = 1024
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-Wvla", "-pedantic"]
 CORTEX_M4 = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 
@@ -34,6 +39,7 @@ def library(request, tmp_path_factory) -> Path:
 
 
 def compile_sources(compiler: str, flags: list[str], library: Path, tmp: Path) -> None:
+    """Compile every library source into ``tmp``; stack usage lands next to the objects."""
     if shutil.which(compiler) is None:
         pytest.fail(f"{compiler} is missing: run 'bash scripts/setup.sh'")
     for source in sorted((library / "src").glob("*.c")):
@@ -43,6 +49,7 @@ def compile_sources(compiler: str, flags: list[str], library: Path, tmp: Path) -
                 *STRICT,
                 *flags,
                 "-O2",
+                "-fstack-usage",
                 "-I",
                 str(library / "include"),
                 "-I",
@@ -123,3 +130,17 @@ def test_constants_and_pools_are_in_named_sections(library: Path, tmp_path: Path
     names = [line.split()[-1] for line in symbols.splitlines() if len(line.split()) == 3]
     assert names
     assert all(name.startswith("aot_net_") for name in names), names
+
+
+def test_no_kernel_frame_reaches_1_kib_on_cortex_m4(library: Path, tmp_path: Path) -> None:
+    """Kernel-internal buffers live in the planned pools, not on the stack."""
+    compile_sources("arm-none-eabi-gcc", CORTEX_M4, library, tmp_path)
+    frames = {}
+    for usage in tmp_path.glob("*.su"):
+        for line in usage.read_text().splitlines():
+            location, size, kind = line.split("\t")
+            frames[location.rsplit(":", 1)[-1]] = (int(size), kind)
+    assert frames
+    deepest = max(frames.items(), key=lambda item: item[1][0])
+    assert deepest[1][0] < MAX_KERNEL_FRAME_BYTES, deepest
+    assert all(kind.startswith("static") for _, kind in frames.values()), frames
