@@ -180,9 +180,12 @@ class _Names:
 
 
 class KernelEmitter:
-    def __init__(self, symbol: str, func: tirx.PrimFunc) -> None:
+    def __init__(self, symbol: str, func: tirx.PrimFunc, restrict: bool = True) -> None:
         self.symbol = symbol
         self.func = func
+        # Without restrict the executor may pass the same buffer as input and output
+        # (elementwise kernels computed in place).
+        self.restrict = "restrict " if restrict else ""
         self.names = _Names()
         self.lines: list[str] = []
         self.helpers: set[str] = set()
@@ -212,7 +215,7 @@ class KernelEmitter:
         signature_parts = []
         for param in params:
             const = "" if param.written else "const "
-            signature_parts.append(f"{const}{c_type(param.dtype)}* restrict {param.name}")
+            signature_parts.append(f"{const}{c_type(param.dtype)}* {self.restrict}{param.name}")
         if scratch:
             signature_parts.append("uint8_t* restrict scratch")
         signature = f"void {self.symbol}({', '.join(signature_parts) or 'void'})"
@@ -563,5 +566,5 @@ def helper_definitions(helpers: set[str] | frozenset[str]) -> str:
     return "\n".join(out)
 
 
-def emit_kernel(symbol: str, func: tirx.PrimFunc) -> EmittedKernel:
-    return KernelEmitter(symbol, func).emit()
+def emit_kernel(symbol: str, func: tirx.PrimFunc, restrict: bool = True) -> EmittedKernel:
+    return KernelEmitter(symbol, func, restrict).emit()

@@ -222,7 +222,8 @@ def _executor_source(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOp
         if tensor.kind == CONSTANT:
             return constant_symbol(name, tensor)
         assert tensor.kind == INTERMEDIATE
-        placement = plan.placement(tensor_buffer_name(tensor))
+        root = lowered.tensors[lowered.memory_root(tensor.id)]
+        placement = plan.placement(tensor_buffer_name(root))
         return f"({ctype}*)(void*)({pool_symbol(name, placement.pool)} + {placement.offset})"
 
     params = f"const struct aot_{name}_inputs* inputs, const struct aot_{name}_outputs* outputs"

@@ -21,6 +21,7 @@ from aot.lowering.analysis import is_identity_copy
 from aot.lowering.schedule import fuse_for_memory
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
+OPAQUE_PATTERN = 8  # relax OpPatternKind.kOpaque
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Step:
     args: tuple[int, ...]  # tensor ids, in kernel parameter order
     outputs: tuple[int, ...]  # the subset of args the kernel writes
     scratch_bytes: int
+    elementwise: bool = False  # output element i depends only on input element i
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,14 @@ class LoweredModel:
     # Peak of live intermediate bytes in the frontend's operator order (the bound that
     # docs/memory_planning.md defines); the plan is compared against it.
     activation_lower_bound: int = 0
+    # Tensor id -> tensor id whose memory it reuses (elementwise kernels run in place).
+    shared: dict[int, int] = field(default_factory=dict, compare=False)
+
+    def memory_root(self, tensor_id: int) -> int:
+        """The tensor whose buffer ``tensor_id`` lives in."""
+        while tensor_id in self.shared:
+            tensor_id = self.shared[tensor_id]
+        return tensor_id
 
     def tensors_of(self, kind: str) -> list[Tensor]:
         return [t for t in self.tensors if t.kind == kind]
@@ -236,6 +246,11 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
     target = tvm.target.Target({"kind": "c"})
     kernels: dict[str, EmittedKernel] = {}
     copies: set[str] = set()
+    # Relax op patterns: 0 elementwise, 1 broadcast; both may run in place on the input
+    # that has the output's shape.
+    elementwise = {
+        p for p in used if int(module[p].attrs.get("op_pattern", OPAQUE_PATTERN)) <= 1
+    }
     for prim_name in used:
         if progress is not None:
             progress(f"lowering {prim_name}")
@@ -245,7 +260,9 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
         with tvm.transform.PassContext(opt_level=3):
             tir_module = tvm.transform.Sequential(tir_passes())(tir_module)
         symbol = f"aot_{name}_{c_identifier(prim_name)}"
-        kernels[prim_name] = emit_kernel(symbol, tir_module[prim_name])
+        kernels[prim_name] = emit_kernel(
+            symbol, tir_module[prim_name], restrict=prim_name not in elementwise
+        )
         if is_identity_copy(tir_module[prim_name]):
             copies.add(prim_name)
 
@@ -267,11 +284,20 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
                 f"{len(args)}"
             )
         steps.append(
-            Step(index, kernel.name, prim_name, tuple(args), tuple(outs), kernel.scratch_bytes)
+            Step(
+                index,
+                kernel.name,
+                prim_name,
+                tuple(args),
+                tuple(outs),
+                kernel.scratch_bytes,
+                prim_name in elementwise,
+            )
         )
     tensors = tuple(builder.tensors)
     given_bound = activation_bound(tensors, steps)
     steps = reorder_for_memory(tensors, steps)
+    shared = inplace_outputs(tensors, steps)
     called = {step.operator for step in steps}
     return LoweredModel(
         name=name,
@@ -280,6 +306,7 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
         steps=tuple(steps),
         kernels=tuple(kernels[p] for p in used if p in called),
         activation_lower_bound=given_bound,
+        shared=shared,
     )
 
 
@@ -301,7 +328,7 @@ def _step_graph(tensors: tuple[Tensor, ...], steps: list[Step], with_scratch: bo
             writes += (f"scratch{step.index}",)
             reads += (f"scratch{step.index}",)
             sizes[f"scratch{step.index}"] = step.scratch_bytes
-        order_steps.append(OrderStep(f"s{step.index}", reads, writes))
+        order_steps.append(OrderStep(f"s{step.index}", reads, writes, step.elementwise))
     for tensor in tensors:
         sizes[f"t{tensor.id}"] = tensor.size_bytes if tensor.kind == INTERMEDIATE else 0
     outputs = tuple(f"t{t.id}" for t in tensors if t.kind == OUTPUT)
@@ -325,6 +352,14 @@ def reorder_for_memory(tensors: tuple[Tensor, ...], steps: list[Step]) -> list[S
     order = best_order(_step_graph(tensors, steps, with_scratch=True))
     by_name = {f"s{step.index}": step for step in steps}
     return [
-        Step(index, s.kernel, s.operator, s.args, s.outputs, s.scratch_bytes)
+        Step(index, s.kernel, s.operator, s.args, s.outputs, s.scratch_bytes, s.elementwise)
         for index, s in enumerate(by_name[name] for name in order)
     ]
+
+
+def inplace_outputs(tensors: tuple[Tensor, ...], steps: list[Step]) -> dict[int, int]:
+    """Outputs of elementwise steps that may overwrite an input nobody reads afterwards."""
+    from aot.planning.inplace import inplace_candidates
+
+    pairs = inplace_candidates(_step_graph(tensors, steps, with_scratch=False))
+    return {int(out[1:]): int(src[1:]) for out, src in pairs}

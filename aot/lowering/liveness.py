@@ -13,12 +13,14 @@ def workspace_buffers(lowered: LoweredModel, alignment: int = 16) -> list[Buffer
     An intermediate tensor lives from the step that writes it to the last step that reads
     it; a kernel's scratch lives only during its own step.
     """
+    # Tensors computed in place share their root's buffer, live over all their uses.
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for step in lowered.steps:
         for tensor_id in step.args:
-            first.setdefault(tensor_id, step.index)
-            last[tensor_id] = step.index
+            root = lowered.memory_root(tensor_id)
+            first.setdefault(root, step.index)
+            last[root] = step.index
     buffers: list[Buffer] = []
     for tensor in lowered.tensors:
         if tensor.kind != INTERMEDIATE or tensor.id not in first:

@@ -52,11 +52,31 @@ def test_random_inputs_match_tflite_reference_kernels(built) -> None:
     assert mismatches == [], f"{name}: {len(mismatches)} of {RANDOM_INPUTS} inputs differ"
 
 
+def weight_and_bias_bytes(model: Path) -> int:
+    """Bytes of the constant tensors stored in the .tflite file."""
+    import tflite
+
+    flat = tflite.Model.GetRootAsModel(model.read_bytes(), 0)
+    graph = flat.Subgraphs(0)
+    total = 0
+    for index in range(graph.TensorsLength()):
+        buffer = flat.Buffers(graph.Tensors(index).Buffer())
+        total += buffer.DataLength() if buffer is not None else 0
+    return total
+
+
 def test_int8_end_to_end_memory(built) -> None:
-    """Weights stay int8 (constants <= 1.1x the .tflite weights) and activations int8."""
+    """Weights stay int8 (constants <= 1.1x the .tflite weights and biases), activations
+    are int8, and the planned workspace is within 5% of the activation lower bound and
+    below the TFLite Micro arena."""
     name, folder = built
     meta = json.loads((folder / "metadata.json").read_text())
     assert meta["model"]["frontend"] == "aot-tflite-int8"
-    tflite_bytes = (MODELS_DIR / f"{name}.tflite").stat().st_size
-    assert meta["constants"]["bytes"] <= 1.1 * tflite_bytes
-    assert meta["memory"]["workspace_bytes"] <= 1.05 * meta["memory"]["lower_bound_bytes"]
+    weights = weight_and_bias_bytes(MODELS_DIR / f"{name}.tflite")
+    assert meta["constants"]["bytes"] <= 1.1 * weights
+    memory = meta["memory"]
+    assert memory["workspace_bytes"] <= 1.05 * memory["activation_lower_bound_bytes"]
+    arena = json.loads((MODELS_DIR / f"{name}.json").read_text())["tflm"]["min_arena_bytes"]
+    assert memory["workspace_bytes"] < arena
+    for tensor in (*meta["inputs"], *meta["outputs"], *meta["activations"]):
+        assert tensor["dtype"] == "int8", tensor
