@@ -6,7 +6,8 @@ importer instead emits one ``call_tir`` per TFLite operator, each a TE compute f
 ``aot.ops.int8`` that follows TFLite's reference integer kernel bit for bit:
 
 * weights stay int8 and biases int32 (``relax.const``); per-channel requantization
-  multipliers are int32 and shifts int8 constants, or immediates when all channels agree;
+  parameters are immediates when all channels agree, else one packed int32 per channel
+  (or an int32 multiplier and an int8 shift, when a layer's shifts spread too far);
 * every tensor between operators is int8 (int32 exists only inside a kernel);
 * multipliers, shifts, activation ranges and lookup tables are computed here, at import
   time, exactly as TFLite's ``Prepare`` computes them.
@@ -132,11 +133,19 @@ def _builtin_names() -> dict[int, str]:
 
 
 def _options(op: Any, table: str) -> Any:
+    """The operator's options table, or None when the model omits it."""
     raw = op.BuiltinOptions()
     opts = _fb(table)()
     if raw is None:
         return None
     opts.Init(raw.Bytes, raw.Pos)
+    return opts
+
+
+def _required_options(imp: _Importer, op: Any, table: str) -> Any:
+    opts = _options(op, table)
+    if opts is None:
+        raise imp.unsupported(f"the operator has no {table}")
     return opts
 
 
@@ -453,7 +462,7 @@ def _conv2d(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     imp.expect(w, ["int8"], "weights")
     imp.expect(out, ["int8"], "output")
     imp.per_tensor(x, "input")
-    opts = _options(op, "Conv2DOptions")
+    opts = _required_options(imp, op, "Conv2DOptions")
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise imp.unsupported("expected 4-D NHWC input and OHWI weights")
     out_c, k_h, k_w, group_c = w.shape
@@ -482,7 +491,7 @@ def _depthwise(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     imp.expect(w, ["int8"], "weights")
     imp.expect(out, ["int8"], "output")
     imp.per_tensor(x, "input")
-    opts = _options(op, "DepthwiseConv2DOptions")
+    opts = _required_options(imp, op, "DepthwiseConv2DOptions")
     if len(x.shape) != 4 or len(w.shape) != 4 or w.shape[0] != 1:
         raise imp.unsupported("expected 4-D NHWC input and [1, H, W, C] weights")
     _, k_h, k_w, out_c = w.shape
@@ -602,7 +611,7 @@ def _pool(imp: _Importer, op: Any, ins: list[int], out: _TensorInfo) -> dict[str
     imp.expect(out, ["int8"], "output")
     if len(x.shape) != 4:
         raise imp.unsupported("expected a 4-D NHWC input")
-    opts = _options(op, "Pool2DOptions")
+    opts = _required_options(imp, op, "Pool2DOptions")
     filt = (opts.FilterHeight(), opts.FilterWidth())
     strides = (opts.StrideH(), opts.StrideW())
     padding = _padding(imp, opts, x.shape[1:3], filt, strides, (1, 1), out.shape[1:3])
@@ -656,7 +665,7 @@ def _softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
     imp.expect(out, ["int8"], "output")
     if out.zp != -128 or abs(out.s - 1 / 256) > 0.001 / 256:
         raise imp.unsupported("the int8 output must have zero point -128 and scale 1/256")
-    beta = float(np.float32(_options(op, "SoftmaxOptions").Beta()))
+    beta = float(np.float32(_required_options(imp, op, "SoftmaxOptions").Beta()))
     # PreprocessSoftmaxScaling caps the multiplier below 2**30 in single-rounding builds.
     cap = (1 << 30) - 1.0 if fp.single_rounding() else (1 << 31) - 1.0
     real = min(beta * x.s * (1 << (31 - 5)), cap)
@@ -695,7 +704,7 @@ def _concatenation(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tenso
     from aot.ops import int8
 
     imp.expect(out, ["int8"], "output")
-    opts = _options(op, "ConcatenationOptions")
+    opts = _required_options(imp, op, "ConcatenationOptions")
     if _ACTIVATIONS.get(opts.FusedActivationFunction()) != "NONE":
         raise imp.unsupported("a fused activation on CONCATENATION is not supported")
     axis = opts.Axis() % len(out.shape)
@@ -723,7 +732,8 @@ def _mean(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     imp.expect(x, ["int8"], "input")
     imp.expect(out, ["int8"], "output")
     axes = sorted({int(a) % len(x.shape) for a in imp.constant(ins[1], "the axes").reshape(-1)})
-    keep_dims = bool(_options(op, "ReducerOptions").KeepDims())
+    reducer = _options(op, "ReducerOptions")
+    keep_dims = bool(reducer.KeepDims()) if reducer is not None else False
     count = int(np.prod([x.shape[a] for a in axes]))
     mult, shift = fp.quantize_multiplier(x.s / out.s)
     # reference_ops::QuantizedMeanOrSum folds 1/count into the multiplier.
@@ -824,6 +834,8 @@ def _lut_op(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     imp.expect(x, ["int8"], "input")
     imp.expect(out, ["int8"], "output")
     imp.per_tensor(x, "input")
+    if imp.op_name == "LOGISTIC" and out.s != float(np.float32(1 / 256)):
+        raise imp.unsupported("the int8 output scale must be 1/256 (as TFLite requires)")
     transform = _sigmoid if imp.op_name == "LOGISTIC" else _tanhf
     table = relax.const(_lut(x, out, transform))
     name = "logistic_int8" if imp.op_name == "LOGISTIC" else "tanh_int8"
@@ -882,7 +894,7 @@ def _strided_slice(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tenso
     begin = imp.constant(ins[1], "begin").reshape(-1).astype(np.int64).tolist()
     end = imp.constant(ins[2], "end").reshape(-1).astype(np.int64).tolist()
     strides = imp.constant(ins[3], "strides").reshape(-1).astype(np.int64).tolist()
-    opts = _options(op, "StridedSliceOptions")
+    opts = _required_options(imp, op, "StridedSliceOptions")
     if opts.EllipsisMask() or opts.NewAxisMask():
         raise imp.unsupported("ellipsis_mask and new_axis_mask are not supported")
     rank = len(x.shape)

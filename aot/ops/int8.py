@@ -64,9 +64,10 @@ def pack_requant(multipliers: Sequence[int], shifts: Sequence[int]) -> np.ndarra
 
 
 def _unpack_requant(packed: te.Tensor, channel: Expr, base: int) -> tuple[Expr, Expr]:
-    word = packed[channel]
+    word = as_expr(packed[channel])
     multiplier = (word & c32(_MULTIPLIER_MASK)) | c32(1 << 30)
-    shift = ((word >> c32(30)) & c32(3)) + c32(base)
+    # An arithmetic shift: the & keeps just the offset bits even when bit 31 is set.
+    shift = ((word >> c32(30)) & c32((1 << PACKED_SHIFT_BITS) - 1)) + c32(base)
     return multiplier, shift
 
 

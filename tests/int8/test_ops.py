@@ -297,11 +297,11 @@ def test_relu(op: str, seed: int) -> None:
     assert_bit_exact(b.build(), [[every]])
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", range(4))
 def test_mean(seed: int) -> None:
     rng = np.random.default_rng(1000 + seed)
     shape = (1, 5, 7, 3)
-    axes, keep = [([1, 2], True), ([2], False)][seed]
+    axes, keep = [([1, 2], True), ([2], False), ([1, 2], False), ([3], True)][seed]
     out_shape = (
         tuple(1 if i in axes else d for i, d in enumerate(shape))
         if keep
@@ -408,3 +408,105 @@ def test_uint8_input_requantize() -> None:
     b.add_operator("QUANTIZE", inputs=[x], outputs=[q])
     b.mark_output(q)
     _check(b, rng, [(1, 32)], ["uint8"])
+
+
+def _random_shape(rng: np.random.Generator, rank: int) -> tuple[int, ...]:
+    return tuple(int(d) for d in rng.integers(1, 6, size=rank))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pad_random(seed: int) -> None:
+    rng = np.random.default_rng(1500 + seed)
+    shape = _random_shape(rng, 4)
+    pads = rng.integers(0, 3, size=(4, 2)).astype(np.int32)
+    out_shape = tuple(int(d + p.sum()) for d, p in zip(shape, pads))
+    q = {"scale": _scale(rng), "zero_point": _zp(rng)}
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", shape, "int8", **q)
+    p = b.add_constant("pads", pads)
+    y = b.add_tensor("y", out_shape, "int8", **q)
+    if seed % 2:
+        value = b.add_constant("v", np.array([_zp(rng)], dtype=np.int8), **q)
+        b.add_operator("PADV2", inputs=[x, p, value], outputs=[y])
+    else:
+        b.add_operator("PAD", inputs=[x, p], outputs=[y])
+    b.mark_output(y)
+    _check(b, rng, [shape])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_transpose_reshape_random(seed: int) -> None:
+    rng = np.random.default_rng(1600 + seed)
+    shape = _random_shape(rng, 4)
+    perm = rng.permutation(4).astype(np.int32)
+    t_shape = tuple(shape[i] for i in perm)
+    q = {"scale": _scale(rng), "zero_point": _zp(rng)}
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", shape, "int8", **q)
+    t = b.add_tensor("t", t_shape, "int8", **q)
+    b.add_operator("TRANSPOSE", inputs=[x, b.add_constant("perm", perm)], outputs=[t])
+    flat = (int(np.prod(t_shape[:2])), int(np.prod(t_shape[2:])))
+    r = b.add_tensor("r", flat, "int8", **q)
+    b.add_operator("RESHAPE", inputs=[t], outputs=[r], options={"new_shape": list(flat)})
+    b.mark_output(r)
+    _check(b, rng, [shape])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_concatenation_random(seed: int) -> None:
+    rng = np.random.default_rng(1700 + seed)
+    base = _random_shape(rng, 3)
+    axis = int(rng.integers(0, 3))
+    count = int(rng.integers(2, 4))
+    q = {"scale": _scale(rng), "zero_point": _zp(rng)}
+    shapes = []
+    for _ in range(count):
+        shape = list(base)
+        shape[axis] = int(rng.integers(1, 4))
+        shapes.append(tuple(shape))
+    out_shape = list(base)
+    out_shape[axis] = sum(s[axis] for s in shapes)
+    b = TFLiteModelBuilder()
+    xs = [b.add_input(f"x{i}", s, "int8", **q) for i, s in enumerate(shapes)]
+    y = b.add_tensor("y", out_shape, "int8", **q)
+    b.add_operator("CONCATENATION", inputs=xs, outputs=[y], options={"axis": axis - 3 * (seed % 2)})
+    b.mark_output(y)
+    _check(b, rng, shapes)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strided_slice_random(seed: int) -> None:
+    rng = np.random.default_rng(1800 + seed)
+    while True:  # draw until the slice is not empty
+        shape = tuple(int(d) for d in rng.integers(2, 8, size=3))
+        begin, end, strides = [], [], []
+        for d in shape:
+            step = int(rng.choice([-2, -1, 1, 2, 3]))
+            lo, hi = sorted(int(v) for v in rng.integers(-d, d, size=2))
+            begin.append(lo if step > 0 else hi)
+            end.append(hi if step > 0 else lo)
+            strides.append(step)
+        begin_mask, end_mask = int(rng.integers(0, 8)), int(rng.integers(0, 8))
+        slices = tuple(
+            slice(
+                None if begin_mask >> i & 1 else begin[i], None if end_mask >> i & 1 else end[i], s
+            )
+            for i, s in enumerate(strides)
+        )
+        out_shape = np.empty(shape)[slices].shape
+        if 0 not in out_shape:
+            break
+    q = {"scale": _scale(rng), "zero_point": _zp(rng)}
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", shape, "int8", **q)
+    consts = [b.add_constant(n, np.array(v, dtype=np.int32)) for n, v in
+              (("begin", begin), ("end", end), ("strides", strides))]  # fmt: skip
+    y = b.add_tensor("y", out_shape, "int8", **q)
+    b.add_operator(
+        "STRIDED_SLICE",
+        inputs=[x, *consts],
+        outputs=[y],
+        options={"begin_mask": begin_mask, "end_mask": end_mask},
+    )
+    b.mark_output(y)
+    _check(b, rng, [shape])
