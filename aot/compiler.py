@@ -25,15 +25,24 @@ DEFAULT_PLANNER = "hill_climb"
 MODEL_NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,31}$")
 
 
+# What may access a pool unless told otherwise (--pool NAME:SIZE:TARGETS, --pool-file).
+DEFAULT_TARGETS: tuple[str, ...] = ("cpu",)
+
+
 @dataclass(frozen=True)
 class PoolSpec:
-    """A workspace pool: a name, a byte limit (None: unbounded) and its linker section."""
+    """A workspace pool: a name, a byte limit (None: unbounded) and its linker section.
+
+    ``targets`` names what accesses the pool (the CPU, an accelerator); it is recorded in
+    metadata.json and does not change the plan.
+    """
 
     name: str
     size: int | None
+    targets: tuple[str, ...] = DEFAULT_TARGETS
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "size_limit": self.size}
+        return {"name": self.name, "size_limit": self.size, "targets": list(self.targets)}
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,7 @@ def compile_model(
             ],
             "workspace_bytes": sum(plan.pool_sizes.values()),
             "lower_bound_bytes": plan.lower_bound,
+            "activation_lower_bound_bytes": lowered.activation_lower_bound,
             "buffers": [
                 {
                     **placement.to_json(),
@@ -175,6 +185,13 @@ def compile_model(
                 for placement in plan.placements
             ],
         },
+        "activations": [
+            {"id": t.id, "shape": list(t.shape), "dtype": t.dtype, "size_bytes": t.size_bytes}
+            for t in lowered.tensors
+            if t.kind == "intermediate"
+            and lowered.memory_root(t.id) == t.id
+            and any(t.id in step.args for step in lowered.steps)
+        ],
         "constants": {
             "bytes": generated.constants_bytes,
             "count": len(lowered.tensors_of(CONSTANT)),
@@ -200,15 +217,10 @@ def _io_json(spec: Any, tensor: Any) -> dict[str, Any]:
 
 
 def parse_pool(text: str) -> PoolSpec:
-    """``NAME:SIZE`` with SIZE in bytes or with a K/M suffix (KiB, MiB)."""
-    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*):(\d+)([kKmM]?)(?:i?[bB])?", text)
-    if not match:
-        raise ConfigError(
-            f"pool '{text}' is not NAME:SIZE (for example --pool sram:64K or --pool dtcm:16384)"
-        )
-    name, number, unit = match.groups()
-    scale = {"": 1, "k": 1024, "m": 1024 * 1024}[unit.lower()]
-    return PoolSpec(name.lower(), int(number) * scale)
+    """``NAME:SIZE[:TARGETS]`` with SIZE in bytes or with a K/M suffix (KiB, MiB)."""
+    from aot.planning.pools_file import parse_pool_arg
+
+    return parse_pool_arg(text)
 
 
 def default_pools(board: Any) -> tuple[PoolSpec, ...]:
@@ -223,8 +235,6 @@ def default_pools(board: Any) -> tuple[PoolSpec, ...]:
 def pools_from_args(texts: Sequence[str] | None) -> tuple[PoolSpec, ...]:
     if not texts:
         return (PoolSpec("workspace", None),)
-    pools = tuple(parse_pool(t) for t in texts)
-    names = [p.name for p in pools]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"pool names must be unique, got {', '.join(names)}")
-    return pools
+    from aot.planning import pools_file
+
+    return pools_file.pools_from_args(texts)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from aot.cli.common import add_json_option, add_output_options, progress_printer
+from aot.errors import ConfigError
 
 HELP = "compile a model (.tflite or .onnx) into C and build it for a board"
 
@@ -20,6 +21,7 @@ examples:
   aot build model.tflite --board host -o out/
   aot build model.tflite --board mps2_an386 -o out/ --name kws
   aot build model.onnx --board host -o out/ --pool sram:64K --pool ext:1M
+  aot build model.tflite --board host -o out/ --pool-file pools.json
 
 The folder gets metadata.json (read by 'aot run' and 'aot inspect'), model/ (the C
 library: include/aot_<name>.h is its interface) and project/ (the board project).
@@ -67,9 +69,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--pool",
         action="append",
-        metavar="NAME:SIZE",
+        metavar="NAME:SIZE[:TARGETS]",
         help="a workspace pool, repeatable, fastest first (e.g. --pool dtcm:16K --pool sram:1M); "
-        "default: one unbounded pool 'workspace'",
+        "TARGETS is a comma-separated list of what accesses it (default: cpu); "
+        "default: the board's workspace memory (host: one unbounded pool 'workspace')",
+    )
+    # --pool-file: the same pools from a JSON file (aot/planning/pools_file.py).
+    parser.add_argument(
+        "--pool-file",
+        metavar="FILE",
+        help='workspace pools from a JSON list, fastest first, e.g. [{"name": "dtcm", '
+        '"size": "16K", "targets": ["cpu"]}, {"name": "sram", "size": 1048576}]; '
+        "instead of --pool",
     )
     parser.add_argument(
         "--constants-alignment",
@@ -95,11 +106,20 @@ def run(args: argparse.Namespace) -> int:
     from aot.project import generate_project
 
     board = load_board(args.board)
+    # Pools: --pool-file, else --pool, else the board's default (see pools_file.py).
+    if args.pool_file and args.pool:
+        raise ConfigError("give the pools either with --pool or with --pool-file, not both")
+    if args.pool_file:
+        from aot.planning.pools_file import read_pool_file
+
+        pools = read_pool_file(args.pool_file)
+    else:
+        pools = pools_from_args(args.pool) if args.pool else default_pools(board)
     options = CompileOptions(
         name=args.name,
         frontend=args.frontend,
         planner=args.planner,
-        pools=pools_from_args(args.pool) if args.pool else default_pools(board),
+        pools=pools,
         constants_alignment=args.constants_alignment,
     )
     progress = progress_printer(quiet=args.json)

@@ -1,0 +1,284 @@
+"""``aot inspect``: show the memory plan of a build folder, as text, JSON and an SVG picture.
+
+Reads only DIR/metadata.json (never the generated C), rebuilds the planner's objects
+(Buffer, Pool, Placement, MemoryPlan) from its "memory" section and draws them with
+aot.planning.render.render_svg.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aot.cli.common import add_json_option
+from aot.errors import ConfigError, ModelError
+from aot.planning.model import DEFAULT_ALIGNMENT, Buffer, MemoryPlan, Placement, Pool
+
+HELP = "show the memory plan of a build folder: pools, buffers, peak, SVG picture"
+
+DESCRIPTION = """\
+Show how the workspace of a model built by 'aot build' is laid out: every pool, every
+buffer in it and when it is live, the operator where memory peaks, and a picture.
+
+examples:
+  aot inspect out/                     print the plan, write out/memory.svg
+  aot inspect out/ --svg plan.svg      write the picture elsewhere
+  aot inspect out/ --json --no-svg     machine-readable report, no picture
+
+How to read it:
+  step        the position of an operator in execution order (0, 1, ...); a buffer's
+              lifetime 'steps 3-5' means it is written at step 3 and last read at step 5,
+              listed with the operators of those steps.
+  used        bytes of the pool the plan needs (its static array in the executor).
+  lower bound the most bytes live at one step. No plan for this operator order can use
+              less, so used / lower bound shows what packing (fragmentation, alignment)
+              costs; 1.00 is perfect.
+  utilisation used / the pool's size limit (unbounded pools have none).
+  peak        the first step where the live bytes reach the lower bound and the
+              buffers live there: the place to look to make the model smaller.
+
+The picture has one panel per pool: steps go across, offsets go up, each buffer is a
+box (hover for its name, size, offset and steps), the grey line is the bytes live per
+step and the dashed red line the lower bound. It reads only DIR/metadata.json.
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "inspect",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("folder", metavar="DIR", help="a folder made by 'aot build'")
+    picture = parser.add_mutually_exclusive_group()
+    picture.add_argument(
+        "--svg", metavar="PATH", help="where to write the picture (default: DIR/memory.svg)"
+    )
+    picture.add_argument("--no-svg", action="store_true", help="do not write a picture")
+    add_json_option(parser)
+    parser.set_defaults(func=run)
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    """The memory plan of a build folder as the planner's own objects."""
+
+    plan: MemoryPlan
+    buffers: tuple[Buffer, ...]
+    pools: tuple[Pool, ...]
+    targets: dict[str, list[str]]  # pool name -> what accesses it
+    step_names: tuple[str, ...]  # operator name per step
+
+
+def _field(mapping: Any, key: str, where: str) -> Any:
+    if not isinstance(mapping, dict) or key not in mapping:
+        # Folders from an older or foreign tool: say what is missing and how to fix it.
+        raise ModelError(f"{where} has no '{key}'; rebuild the folder with 'aot build'")
+    return mapping[key]
+
+
+def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedPlan:
+    """Rebuild Buffer/Pool/Placement/MemoryPlan objects from a metadata document."""
+    memory = _field(metadata, "memory", where)
+    here = f"{where} memory"
+    pools = []
+    targets = {}
+    for entry in _field(memory, "pools", here):
+        name = _field(entry, "name", f"{here} pool")
+        pools.append(Pool(name, entry.get("size_limit")))
+        targets[name] = list(entry.get("targets", ["cpu"]))
+    used = {p["name"]: int(p.get("used_bytes", 0)) for p in memory["pools"]}
+    buffers, placements = [], []
+    for entry in _field(memory, "buffers", here):
+        name = _field(entry, "buffer", f"{here} buffer")
+        if entry.get("pool") not in used:
+            raise ModelError(f"{where}: buffer '{name}' is in unknown pool {entry.get('pool')!r}")
+        try:
+            buffers.append(
+                Buffer(
+                    name,
+                    int(entry["size"]),
+                    int(entry["start"]),
+                    int(entry["end"]),
+                    int(entry.get("alignment", DEFAULT_ALIGNMENT)),
+                )
+            )
+            placements.append(Placement(name, entry["pool"], int(entry["offset"])))
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelError(f"{where}: buffer '{name}' is malformed ({err!r})") from None
+    operators = metadata.get("operators", [])
+    steps = max([b.end + 1 for b in buffers] + [len(operators)])
+    names = {int(op.get("index", i)): str(op.get("name", "?")) for i, op in enumerate(operators)}
+    step_names = tuple(names.get(i, f"step {i}") for i in range(steps))
+    from aot.planning import activation_lower_bound
+
+    lower = int(memory.get("lower_bound_bytes", activation_lower_bound(buffers)))
+    plan = MemoryPlan(str(memory.get("planner", "?")), tuple(placements), used, lower)
+    return LoadedPlan(plan, tuple(buffers), tuple(pools), targets, step_names)
+
+
+def _ratio(numerator: int, denominator: int | None) -> float | None:
+    return round(numerator / denominator, 4) if denominator else None
+
+
+def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The report as JSON-ready data: pools with their buffers, the peak, the totals."""
+    from aot.planning import activation_lower_bound, live_bytes_per_step, peak_step
+
+    plan, buffers = loaded.plan, loaded.buffers
+    by_name = {b.name: b for b in buffers}
+    pools = []
+    for pool in loaded.pools:
+        inside = [(by_name[p.buffer], p.offset) for p in plan.placements if p.pool == pool.name]
+        # Time order, then address: how the executor meets them.
+        inside.sort(key=lambda item: (item[0].start, item[1], item[0].name))
+        used = plan.pool_sizes.get(pool.name, 0)
+        bound = activation_lower_bound([b for b, _ in inside])
+        pools.append(
+            {
+                "name": pool.name,
+                "size_limit": pool.size,
+                "targets": loaded.targets.get(pool.name, ["cpu"]),
+                "used_bytes": used,
+                "lower_bound_bytes": bound,
+                "utilisation": _ratio(used, pool.size),
+                "ratio_to_lower_bound": _ratio(used, bound),
+                "buffers": [
+                    {
+                        "name": b.name,
+                        "size": b.size,
+                        "offset": offset,
+                        "end_offset": offset + b.size,
+                        "start": b.start,
+                        "end": b.end,
+                        "operators": list(loaded.step_names[b.start : b.end + 1]),
+                    }
+                    for b, offset in inside
+                ],
+            }
+        )
+    peak: dict[str, Any] | None = None
+    if buffers:
+        step = peak_step(buffers)
+        live = sorted(
+            (b for b in buffers if b.start <= step <= b.end), key=lambda b: (-b.size, b.name)
+        )
+        peak = {
+            "step": step,
+            "operator": loaded.step_names[step],
+            "live_bytes": live_bytes_per_step(buffers)[step],
+            "buffers": [{"name": b.name, "size": b.size} for b in live],
+        }
+    model = metadata.get("model", {})
+    return {
+        "model": model.get("name"),
+        "source": model.get("source"),
+        "planner": plan.algorithm,
+        "operators": len(metadata.get("operators", [])),
+        "buffers": len(buffers),
+        "workspace_bytes": plan.total_size,
+        "lower_bound_bytes": plan.lower_bound,
+        "ratio_to_lower_bound": _ratio(plan.total_size, plan.lower_bound),
+        "peak": peak,
+        "pools": pools,
+    }
+
+
+def _steps(start: int, end: int) -> str:
+    return str(start) if start == end else f"{start}-{end}"
+
+
+def _operators(names: Sequence[str]) -> str:
+    if len(names) <= 2:
+        return " -> ".join(names)
+    return f"{names[0]} -> ... -> {names[-1]} ({len(names)} steps)"
+
+
+def format_text(report: dict[str, Any]) -> str:
+    """The report for people: a summary, then a table of buffers per pool."""
+    ratio = report["ratio_to_lower_bound"]
+    lines = [
+        f"model {report['model']}: {report['operators']} operators, {report['buffers']} "
+        f"buffers, planner {report['planner']}",
+        f"workspace {report['workspace_bytes']} B in {len(report['pools'])} pool(s), lower "
+        f"bound {report['lower_bound_bytes']} B"
+        + (f" (used / bound {ratio:.3f})" if ratio is not None else ""),
+    ]
+    peak = report["peak"]
+    if peak is not None:
+        shown = ", ".join(f"{b['name']} ({b['size']} B)" for b in peak["buffers"][:4])
+        more = f" and {len(peak['buffers']) - 4} more" if len(peak["buffers"]) > 4 else ""
+        lines.append(
+            f"peak at step {peak['step']} ({peak['operator']}): {peak['live_bytes']} B live in "
+            f"{shown}{more}"
+        )
+    for pool in report["pools"]:
+        limit = "unbounded" if pool["size_limit"] is None else f"limit {pool['size_limit']} B"
+        fill = pool["utilisation"]
+        bound_ratio = pool["ratio_to_lower_bound"]
+        lines += [
+            "",
+            f"pool {pool['name']} ({limit}, targets {','.join(pool['targets'])}): "
+            f"used {pool['used_bytes']} B"
+            + (f" ({fill:.1%} of limit)" if fill is not None else "")
+            + f", lower bound {pool['lower_bound_bytes']} B"
+            + (f" (used / bound {bound_ratio:.3f})" if bound_ratio is not None else ""),
+        ]
+        if not pool["buffers"]:
+            lines.append("  (no buffers)")
+            continue
+        rows = [("buffer", "size", "offset", "end", "steps", "operators")]
+        rows += [
+            (
+                b["name"],
+                str(b["size"]),
+                str(b["offset"]),
+                str(b["end_offset"]),
+                _steps(b["start"], b["end"]),
+                _operators(b["operators"]),
+            )
+            for b in pool["buffers"]
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        for row in rows:
+            cells = [row[0].ljust(widths[0])]
+            cells += [row[i].rjust(widths[i]) for i in (1, 2, 3)]
+            cells += [row[4].ljust(widths[4]), row[5]]
+            lines.append("  " + "  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from aot.library import METADATA_FILE, read_metadata
+    from aot.planning.render import render_svg
+
+    folder = Path(args.folder)
+    metadata = read_metadata(folder)  # ConfigError when DIR is not a build folder
+    loaded = load_plan(metadata, str(folder / METADATA_FILE))
+    report = describe(loaded, metadata)
+    svg_path = None
+    if not args.no_svg:
+        svg_path = Path(args.svg) if args.svg else folder / "memory.svg"
+        svg = render_svg(loaded.plan, loaded.buffers, loaded.pools, loaded.step_names)
+        try:
+            svg_path.write_text(svg)
+        except OSError as err:
+            raise ConfigError(
+                f"cannot write the picture to {svg_path}: {err.strerror}; "
+                "choose another path with --svg PATH or skip it with --no-svg"
+            ) from None
+    report["svg"] = None if svg_path is None else str(svg_path)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+    else:
+        sys.stdout.write(format_text(report))
+        if svg_path is not None:
+            print(f"\npicture: {svg_path}")
+    return 0
