@@ -53,6 +53,7 @@ class CompileOptions:
     pools: tuple[PoolSpec, ...] = (PoolSpec("workspace", None),)
     constants_alignment: int = 16
     workspace_alignment: int = 16
+    io_in_pool: bool = False  # inputs and outputs planned into the pools too
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -111,7 +112,7 @@ def compile_model(
     timings["lower_s"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
-    buffers = workspace_buffers(lowered, options.workspace_alignment)
+    buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
     pools = [Pool(p.name, p.size) for p in options.pools]
     step_names = [f"step {s.index} ({s.operator})" for s in lowered.steps]
     report(f"planning {len(buffers)} buffers with {options.planner}")
@@ -123,7 +124,9 @@ def compile_model(
     generated = generate_sources(
         lowered,
         plan,
-        CodegenOptions(options.constants_alignment, options.workspace_alignment),
+        CodegenOptions(
+            options.constants_alignment, options.workspace_alignment, options.io_in_pool
+        ),
     )
     library_dir = output / LIBRARY_DIR
     write_files(library_dir, generated.files)
@@ -169,6 +172,7 @@ def compile_model(
         ],
         "memory": {
             "planner": plan.algorithm,
+            "io_in_pool": options.io_in_pool,
             "pools": [
                 {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)} for p in options.pools
             ],

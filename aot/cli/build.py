@@ -83,6 +83,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "instead of --pool",
     )
     parser.add_argument(
+        "--io-in-pool",
+        action="store_true",
+        help="plan the model's inputs and outputs into the pools too, so their RAM is reused "
+        "by intermediate tensors (the caller writes inputs through aot_<name>_input_buffers)",
+    )
+    parser.add_argument(
         "--constants-alignment",
         type=int,
         default=16,
@@ -121,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         planner=args.planner,
         pools=pools,
         constants_alignment=args.constants_alignment,
+        io_in_pool=args.io_in_pool,
     )
     progress = progress_printer(quiet=args.json)
     output = Path(args.output)

@@ -3,27 +3,37 @@
 from __future__ import annotations
 
 from aot.codegen.executor import scratch_buffer_name, tensor_buffer_name
-from aot.lowering import INTERMEDIATE, LoweredModel
+from aot.lowering import INPUT, INTERMEDIATE, OUTPUT, LoweredModel
 from aot.planning import Buffer
 
 
-def workspace_buffers(lowered: LoweredModel, alignment: int = 16) -> list[Buffer]:
+def workspace_buffers(
+    lowered: LoweredModel, alignment: int = 16, io_in_pool: bool = False
+) -> list[Buffer]:
     """Every block of RAM the executor needs besides user-provided inputs and outputs.
 
     An intermediate tensor lives from the step that writes it to the last step that reads
     it; a kernel's scratch lives only during its own step.
     """
     # Tensors computed in place share their root's buffer, live over all their uses.
+    # With io_in_pool, inputs are live from the start and outputs until the end.
+    end = max(len(lowered.steps) - 1, 0)
     first: dict[int, int] = {}
     last: dict[int, int] = {}
+    if io_in_pool:
+        for tensor in lowered.inputs:
+            first[tensor.id] = 0
+        for tensor in lowered.outputs:
+            last[tensor.id] = end
     for step in lowered.steps:
         for tensor_id in step.args:
             root = lowered.memory_root(tensor_id)
             first.setdefault(root, step.index)
-            last[root] = step.index
+            last[root] = max(last.get(root, step.index), step.index)
     buffers: list[Buffer] = []
     for tensor in lowered.tensors:
-        if tensor.kind != INTERMEDIATE or tensor.id not in first:
+        in_pool = tensor.kind == INTERMEDIATE or (io_in_pool and tensor.kind in (INPUT, OUTPUT))
+        if not in_pool or tensor.id not in first:
             continue
         buffers.append(
             Buffer(

@@ -104,7 +104,10 @@ def default_template(board: Board) -> str:
 
 
 def io_arena_bytes(metadata: dict[str, Any]) -> int:
-    # Each tensor is aligned to 16 bytes inside the application's I/O arena.
+    # Each tensor is aligned to 16 bytes inside the application's I/O arena; a model
+    # built with --io-in-pool brings its own buffers.
+    if metadata["memory"].get("io_in_pool"):
+        return 16
     total = 0
     for tensor in [*metadata["inputs"], *metadata["outputs"]]:
         total += (int(tensor["size_bytes"]) + 15) // 16 * 16

@@ -91,8 +91,18 @@ aot_error_t aot_server_init(const struct aot_model_desc* model) {
     return g_setup_status;
   }
   uint32_t offset = 0;
-  layout(model->inputs, model->num_inputs, g_inputs, &offset);
-  layout(model->outputs, model->num_outputs, g_outputs, &offset);
+  if (model->input_buffers != NULL && model->output_buffers != NULL) {
+    /* --io-in-pool: the model's own buffers, the I/O arena stays unused. */
+    for (uint32_t i = 0; i < model->num_inputs; ++i) {
+      g_inputs[i] = model->input_buffers[i];
+    }
+    for (uint32_t i = 0; i < model->num_outputs; ++i) {
+      g_outputs[i] = model->output_buffers[i];
+    }
+  } else {
+    layout(model->inputs, model->num_inputs, g_inputs, &offset);
+    layout(model->outputs, model->num_outputs, g_outputs, &offset);
+  }
   g_io_required = offset;
   g_setup_status = offset > AOT_APP_IO_BYTES ? AOT_ERR_APP_IO_ARENA_TOO_SMALL : AOT_OK;
   return g_setup_status;

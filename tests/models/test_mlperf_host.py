@@ -80,3 +80,24 @@ def test_int8_end_to_end_memory(built) -> None:
     assert memory["workspace_bytes"] < arena
     for tensor in (*meta["inputs"], *meta["outputs"], *meta["activations"]):
         assert tensor["dtype"] == "int8", tensor
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_io_in_pool_fits_below_the_tflite_micro_arena(name: str, tmp_path: Path) -> None:
+    """With --io-in-pool every byte of RAM but the stack is planned, inputs and outputs
+    included, and the total still undercuts TFLite Micro's whole arena."""
+    model = MODELS_DIR / f"{name}.tflite"
+    if not model.is_file():
+        pytest.skip(f"reference model {model} is not available")
+    folder = build(model, tmp_path / "out", "host", "--io-in-pool")
+    meta = json.loads((folder / "metadata.json").read_text())
+    assert meta["memory"]["io_in_pool"] is True
+    largest_io = max(t["size_bytes"] for t in (*meta["inputs"], *meta["outputs"]))
+    assert meta["memory"]["workspace_bytes"] >= largest_io
+    arena = json.loads((MODELS_DIR / f"{name}.json").read_text())["tflm"]["min_arena_bytes"]
+    assert meta["memory"]["workspace_bytes"] < arena
+    x = np.load(MODELS_DIR / f"{name}.input.npy")
+    # Two runs in one session: run() overwrites the inputs in the pool, the host resends.
+    results = run_many(folder, [[x], [x]])
+    for (got,) in results:
+        np.testing.assert_array_equal(got, np.load(MODELS_DIR / f"{name}.output.npy"))

@@ -47,6 +47,11 @@ struct aot_model_desc {
   aot_run_fn run;
   uint32_t workspace_bytes; /* all planned pools together */
   uint32_t constants_bytes;
+  /* Models built with --io-in-pool: where each input/output lives inside the planned
+   * pools; the application writes inputs and reads outputs there (no copies). NULL: the
+   * caller provides the buffers. */
+  void* const* input_buffers;
+  void* const* output_buffers;
 };
 
 #ifdef __cplusplus
