@@ -132,8 +132,16 @@ class TickSource:
 
 @dataclass(frozen=True)
 class FlashRunner:
-    runner: str
-    args: tuple[str, ...] = ()
+    runner: str  # the default runner (``aot flash --runner`` picks another)
+    args: tuple[str, ...] = ()  # its arguments
+    # Arguments for other runners this board can be flashed with, by runner name.
+    runners: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+
+    def args_for(self, runner: str) -> tuple[str, ...] | None:
+        """The board's arguments for ``runner``, or None if the board has none for it."""
+        if runner == self.runner:
+            return self.args
+        return self.runners.get(runner)
 
 
 @dataclass(frozen=True)
@@ -357,7 +365,13 @@ def board_from_data(
         )
         if ticks
         else None,
-        flash=FlashRunner(flash["runner"], tuple(flash.get("args", []))) if flash else None,
+        flash=FlashRunner(
+            flash["runner"],
+            tuple(flash.get("args", [])),
+            MappingProxyType({k: tuple(v) for k, v in flash.get("runners", {}).items()}),
+        )
+        if flash
+        else None,
         capabilities=frozenset(data.get("capabilities", [])),
         path=path,
     )

@@ -12,7 +12,7 @@ import numpy as np
 
 from aot.boards import Board, load_board
 from aot.device.client import DeviceClient, RunResult
-from aot.errors import ConfigError
+from aot.errors import ConfigError, InternalError
 from aot.library import read_metadata
 
 
@@ -52,9 +52,25 @@ class RunReport:
 
 @contextlib.contextmanager
 def connect(
-    output: Path, metadata: dict[str, Any], board: Board, timeout: float
+    output: Path,
+    metadata: dict[str, Any],
+    board: Board,
+    timeout: float,
+    port: str | None = None,
+    baud: int | None = None,
 ) -> Iterator[DeviceClient]:
-    """Start or open the device the folder was built for and yield a protocol client."""
+    """Start or open the device the folder was built for and yield a protocol client.
+
+    ``port``/``baud``: the serial port of a physical board (required for those)."""
+    if not board.is_host and not board.emulated:
+        # A physical board: flash it with its runner, then talk over its serial port.
+        # (Its project may be built by the user, e.g. with west, so no "build" entry.)
+        from aot.flash import firmware_from_metadata, open_board
+
+        firmware = firmware_from_metadata(output, metadata)
+        with open_board(board, firmware, port, baud, timeout) as client:
+            yield client
+        return
     build = metadata.get("build")
     if build is None:
         raise ConfigError(
@@ -77,9 +93,7 @@ def connect(
             with DeviceClient(transport, timeout=timeout) as client:
                 yield client
         return
-    raise ConfigError(
-        f"board '{board.name}' is physical; flashing it is not supported yet (see docs/boards.md)"
-    )
+    raise InternalError(f"board '{board.name}' is neither host, emulated nor physical")
 
 
 def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
@@ -106,12 +120,17 @@ def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
 
 
 def run_model(
-    output: str | Path, inputs: list[np.ndarray], repeats: int = 1, timeout: float = 60.0
+    output: str | Path,
+    inputs: list[np.ndarray],
+    repeats: int = 1,
+    timeout: float = 60.0,
+    port: str | None = None,
+    baud: int | None = None,
 ) -> RunReport:
     output = Path(output)
     metadata = read_metadata(output)
     board = load_board(metadata["board"])
-    with connect(output, metadata, board, timeout) as client:
+    with connect(output, metadata, board, timeout, port=port, baud=baud) as client:
         result = client.run(inputs, repeats=repeats, timeout=timeout)
         stats = client.stats()
         client.quit()

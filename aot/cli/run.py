@@ -13,13 +13,15 @@ HELP = "run a built model on its board with inputs from .npy files"
 
 DESCRIPTION = """\
 Run the model in a folder made by 'aot build' on the board it was built for: a native
-process for --board host, QEMU for emulated boards. Inputs go over the aot serial
+process for --board host, QEMU for emulated boards, a physical board on --port (flashed
+first with its flash runner). Inputs go over the aot serial
 protocol; outputs come back and can be saved as .npy files.
 
 examples:
   aot run out/ -i input.npy --save results/       writes results/output_0.npy ...
   aot run out/ -i a.npy -i b.npy --json            two inputs, machine-readable report
   aot run out/ -i input.npy --repeat 10            time 10 inferences
+  aot run out/ -i input.npy --port /dev/ttyACM0    a physical board: flash, then run
 
 Time is reported in the board's tick unit: nanoseconds on the host, instructions under
 QEMU (-icount makes them deterministic; QEMU does not model cycles).
@@ -47,6 +49,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds to wait for the device (default: 120)"
     )
+    parser.add_argument(
+        "--port",
+        metavar="PORT",
+        help="serial port of a physical board, e.g. /dev/ttyACM0 or COM3 (required for those: "
+        "the board is flashed first, see 'aot flash')",
+    )
+    parser.add_argument(
+        "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
+    )
     add_json_option(parser)
     parser.set_defaults(func=run)
 
@@ -60,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     metadata = read_metadata(folder)
     inputs = load_inputs(args.input, metadata)
-    report = run_model(folder, inputs, repeats=args.repeat, timeout=args.timeout)
+    report = run_model(
+        folder, inputs, repeats=args.repeat, timeout=args.timeout, port=args.port, baud=args.baud
+    )
     saved = []
     if args.save:
         save_dir = Path(args.save)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.codegen.c_kernel import c_literal, c_type, helper_definitions
-from aot.lowering import CONSTANT, INPUT, INTERMEDIATE, OUTPUT, LoweredModel, Tensor
+from aot.lowering import CONSTANT, INPUT, OUTPUT, LoweredModel, Tensor
 from aot.planning import MemoryPlan
 
 # Matches aot_dtype_t in runtime_c/include/aot/model.h.

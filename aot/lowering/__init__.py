@@ -248,9 +248,7 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
     copies: set[str] = set()
     # Relax op patterns: 0 elementwise, 1 broadcast; both may run in place on the input
     # that has the output's shape.
-    elementwise = {
-        p for p in used if int(module[p].attrs.get("op_pattern", OPAQUE_PATTERN)) <= 1
-    }
+    elementwise = {p for p in used if int(module[p].attrs.get("op_pattern", OPAQUE_PATTERN)) <= 1}
     for prim_name in used:
         if progress is not None:
             progress(f"lowering {prim_name}")
