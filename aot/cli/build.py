@@ -83,6 +83,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "instead of --pool",
     )
     parser.add_argument(
+        "--constants-memory",
+        metavar="REGION",
+        help="board memory for the weights (default: the board's first memory that may hold "
+        "constants, usually flash); e.g. a faster RAM when they fit",
+    )
+    parser.add_argument(
         "--io-in-pool",
         action="store_true",
         help="plan the model's inputs and outputs into the pools too, so their RAM is reused "
@@ -102,6 +108,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_json_option(parser)
     parser.set_defaults(func=run)
+
+
+def constants_memory(board: object, requested: str | None, constants_bytes: int) -> str | None:
+    """The board memory holding the constants; checked to exist, allow them and fit."""
+    from aot.errors import ConfigError, PlanningError
+
+    if board.is_host:  # type: ignore[attr-defined]
+        if requested:
+            raise ConfigError("--constants-memory needs a board with a memory map, not host")
+        return None
+    if requested is None:
+        region = board.default_region("constants")  # type: ignore[attr-defined]
+    else:
+        region = board.region(requested)  # type: ignore[attr-defined]
+        if not region.may_hold("constants"):
+            raise ConfigError(
+                f"memory '{region.name}' of board '{board.name}' may not hold constants; "  # type: ignore[attr-defined]
+                f"it holds {', '.join(region.holds)}"
+            )
+    if constants_bytes > region.size:
+        raise PlanningError(
+            f"the model's constants ({constants_bytes} bytes) do not fit memory "
+            f"'{region.name}' ({region.size} bytes): {constants_bytes - region.size} bytes "
+            "over; choose another --constants-memory or a board with more memory"
+        )
+    return region.name
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,6 +167,9 @@ def run(args: argparse.Namespace) -> int:
         compiled = compile_model(args.model, staging, options, progress=progress)
         metadata = dict(compiled.metadata)
         metadata["board"] = board.name
+        metadata["constants"]["memory"] = constants_memory(
+            board, args.constants_memory, metadata["constants"]["bytes"]
+        )
         progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
         project = generate_project(staging, metadata, board, args.template)
         metadata["project"] = project.to_json()

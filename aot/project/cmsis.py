@@ -15,7 +15,10 @@ def section_placements(context: ProjectContext) -> dict[str, str]:
     board = context.board
     name = context.model_name
     region_names = {region.name for region in board.memories}
-    placements = {f".rodata.aot.{name}.constants": board.default_region("constants").name}
+    constants = context.metadata["constants"].get("memory")
+    placements = {
+        f".rodata.aot.{name}.constants": constants or board.default_region("constants").name
+    }
     workspace = board.default_region("workspace").name
     for pool in context.metadata["memory"]["pools"]:
         region = pool["name"] if pool["name"] in region_names else workspace
