@@ -31,22 +31,12 @@ import numpy as np
 
 from aot.errors import ConfigError, ModelError, UnsupportedError
 from aot.frontend.model import ImportedModel, Quantization, TensorSpec
+from aot.frontend.tflite_file import TFLITE_DTYPES
 from aot.ops import fixedpoint as fp
 
 FRONTEND_NAME = "aot-tflite-int8"
 DOCS = "docs/int8.md"
 
-_TENSOR_TYPES = {
-    0: "float32",
-    1: "float16",
-    2: "int32",
-    3: "uint8",
-    4: "int64",
-    6: "bool",
-    7: "int16",
-    9: "int8",
-    10: "float64",
-}
 # Which MultiplyByQuantizedMultiplier rounding each operator's reference kernel uses in
 # ai-edge-litert 2.3.0 (found by bit-exact comparison; see docs/int8.md). Operators not
 # listed use double rounding.
@@ -177,7 +167,7 @@ class _Importer:
     def _tensor(self, index: int) -> _TensorInfo:
         t = self.graph.Tensors(index)
         name = (t.Name() or b"").decode("utf-8", "replace") or f"tensor_{index}"
-        dtype = _TENSOR_TYPES.get(t.Type(), f"tflite-type-{t.Type()}")
+        dtype = TFLITE_DTYPES.get(t.Type(), f"tflite-type-{t.Type()}")
         shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
         signature = (
             tuple(int(d) for d in t.ShapeSignatureAsNumpy()) if t.ShapeSignatureLength() else ()
