@@ -107,8 +107,10 @@ def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
     for path, spec in zip(paths, specs, strict=True):
         try:
             array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise ConfigError(f"cannot read input {path}: {err}") from err
+        except (OSError, ValueError, EOFError) as err:
+            raise ConfigError(
+                f"cannot read input {path} as a .npy file: {err or 'empty file'}"
+            ) from err
         expected_shape = tuple(spec["shape"])
         if array.dtype != np.dtype(spec["dtype"]) or array.shape != expected_shape:
             raise ConfigError(

@@ -197,4 +197,9 @@ def run(args: argparse.Namespace) -> int:
             f"(lower bound {summary['lower_bound_bytes']} B)"
             + (f", executable {output / summary['executable']}" if summary["executable"] else "")
         )
+        if not metadata["project"]["built_by_aot"] and board.zephyr_board:
+            print(
+                f"the Zephyr project is in {output / 'project'}; build it in a Zephyr workspace "
+                f"with: west build -b {board.zephyr_board} {output / 'project'}"
+            )
     return 0

@@ -225,7 +225,11 @@ def runner_for(board: Board, name: str | None = None) -> FlashRunner:
                 "how to flash it"
             )
         name = board.flash.runner
-    return flash_runners.get(name)()
+    cls = flash_runners.get(name)
+    if not (isinstance(cls, type) and issubclass(cls, FlashRunner)):
+        # An entry point of another package named something else.
+        raise ConfigError(f"flash runner '{name}' is {cls!r}, not a FlashRunner subclass")
+    return cls()
 
 
 def firmware_from_metadata(output: Path, metadata: Mapping[str, Any]) -> Firmware:

@@ -20,11 +20,13 @@ def generate_zephyr(context: ProjectContext) -> str:
         defines=dict(context.app_defines),
     )
     name = context.model_name
-    region_names = {region.name for region in board.memories}
+    # Only memories that Zephyr's devicetree names as extra regions need a linker snippet;
+    # the main RAM takes .bss.* through Zephyr's own script.
+    movable = {region.name for region in board.memories if region.zephyr_region is not None}
     placements = {
         f".bss.aot.{name}.{pool['name']}": pool["name"]
         for pool in context.metadata["memory"]["pools"]
-        if pool["name"] in region_names
+        if pool["name"] in movable
     }
     if placements:
         files["aot_sections.ld"] = render_zephyr_sections(board, placements)
