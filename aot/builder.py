@@ -56,7 +56,7 @@ def section_sizes(elf: Path) -> dict[str, int]:
 
 # Output section name fragments -> kind; the first match wins.
 SECTION_KINDS = (
-    ("rodata", ("rodata", "constants")),
+    ("rodata", ("rodata", "constants", "aot_tables")),
     ("bss", ("bss", "noinit", "pool")),
     ("data", ("data",)),
     ("text", ("text", "isr_vector", "vectors", "ARM.ex")),
@@ -105,12 +105,27 @@ def run_make(
     return tuple(command)
 
 
-def build_project(output: Path, project: dict[str, Any]) -> BuildResult:
+def build_project(
+    output: Path, project: dict[str, Any], shown_as: Path | None = None
+) -> BuildResult:
+    """Build the project in ``output``; errors name ``shown_as`` (the final folder, when
+    ``output`` is a staging folder that is removed on failure)."""
     import time
 
     start = time.perf_counter()
     project_dir = output / project["dir"]
-    command = run_make(project_dir)
+    if Path(project["executable"]).suffix == ".elf":
+        # A cross build: name the missing compiler and its install command up front,
+        # rather than make's "Error 127".
+        from aot.toolchain import arm_gcc
+
+        arm_gcc()
+    try:
+        command = run_make(project_dir)
+    except ToolchainError as err:
+        if shown_as is None:
+            raise
+        raise ToolchainError(str(err).replace(str(output), str(shown_as))) from err
     executable = output / project["executable"]
     if not executable.is_file():
         raise ToolchainError(

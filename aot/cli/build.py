@@ -110,6 +110,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def check_cross_compiler(board: object, args: argparse.Namespace) -> None:
+    """Fail before the model compile, not after, when the firmware cannot be built."""
+    from aot.project import TEMPLATES_DIR
+    from aot.toolchain import arm_gcc
+
+    template = args.template or board.templates[0]  # type: ignore[attr-defined]
+    built_with_make = (TEMPLATES_DIR / template / "Makefile").is_file()
+    if not args.no_build and built_with_make and not board.is_host:  # type: ignore[attr-defined]
+        arm_gcc()
+
+
 def constants_memory(board: object, requested: str | None, constants_bytes: int) -> str | None:
     """The board memory holding the constants; checked to exist, allow them and fit."""
     from aot.errors import ConfigError, PlanningError
@@ -163,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     )
     progress = progress_printer(quiet=args.json)
     output = Path(args.output)
+    check_cross_compiler(board, args)
     with staged_output(output, args.force) as staging:
         compiled = compile_model(args.model, staging, options, progress=progress)
         metadata = dict(compiled.metadata)
@@ -175,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         metadata["project"] = project.to_json()
         if not args.no_build and project.built_by_aot:
             progress("compiling the project")
-            result = build_project(staging, metadata["project"])
+            result = build_project(staging, metadata["project"], shown_as=output)
             metadata["build"] = result.to_json()
         write_metadata(staging, metadata)
     summary = {
@@ -186,6 +198,11 @@ def run(args: argparse.Namespace) -> int:
         "lower_bound_bytes": metadata["memory"]["lower_bound_bytes"],
         "operators": len(metadata["operators"]),
         "executable": metadata.get("build", {}).get("executable"),
+        "west_command": (
+            f"west build -b {board.zephyr_board} {output / 'project'}"
+            if not metadata["project"]["built_by_aot"] and board.zephyr_board
+            else None
+        ),
     }
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -197,9 +214,9 @@ def run(args: argparse.Namespace) -> int:
             f"(lower bound {summary['lower_bound_bytes']} B)"
             + (f", executable {output / summary['executable']}" if summary["executable"] else "")
         )
-        if not metadata["project"]["built_by_aot"] and board.zephyr_board:
+        if summary["west_command"]:
             print(
                 f"the Zephyr project is in {output / 'project'}; build it in a Zephyr workspace "
-                f"with: west build -b {board.zephyr_board} {output / 'project'}"
+                f"with: {summary['west_command']}"
             )
     return 0
