@@ -21,8 +21,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 PYTHON="${PYTHON:-python3}"
-if ! "$PYTHON" -c 'import aot, tvm, ai_edge_litert, onnxruntime, xdist' >/dev/null 2>&1 \
-   || ! "$PYTHON" -m pip show -q aot >/dev/null 2>&1; then
+# Install (again) unless this very checkout is the aot that Python imports.
+# (Run from / so that the checkout itself does not shadow the installed package.)
+installed_from=$(cd / && "$PYTHON" -c 'import os, aot, tvm, tflite, onnx, onnxruntime, yaml
+import ai_edge_litert, jsonschema, serial, flatbuffers, xdist
+print(os.path.dirname(os.path.dirname(os.path.realpath(aot.__file__))))' 2>/dev/null || true)
+if [ "$installed_from" != "$(pwd -P)" ]; then
   echo "setup: installing the aot Python package and its dependencies"
   "$PYTHON" -m pip install -q -e ".[dev]"
 fi

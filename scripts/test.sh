@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec python3 -m pytest -n "${AOT_TEST_JOBS:-2}" "$@"
+exec env PYTHONPATH="$(pwd -P)${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -n "${AOT_TEST_JOBS:-2}" "$@"
