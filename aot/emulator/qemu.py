@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 import re
 import signal
 import socket
@@ -211,3 +212,22 @@ class QemuInstance:
             self._stderr_dir.cleanup()
             self._stderr_dir = None
             self._stderr_path = None
+
+
+def qemu_children(pid: int | None = None) -> list[int]:
+    """Child processes of ``pid`` (default: this process) named qemu-system-*, zombies
+    included: a zombie means QEMU was not reaped."""
+    parent = os.getpid() if pid is None else pid
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and comm.startswith("qemu-system"):
+            found.append(int(entry.name))
+    return found

@@ -12,7 +12,7 @@ import serial
 from boards_firmware import CONSTANTS_SECTION, POOL_SECTION, echo_placements, require_tool
 
 from aot.boards import Board
-from aot.emulator.qemu import QemuInstance
+from aot.emulator.qemu import QemuInstance, qemu_children
 
 pytestmark = pytest.mark.emulator
 
@@ -28,23 +28,6 @@ def read_exactly(port: serial.SerialBase, n: int) -> bytes:
     data = port.read(n)
     assert len(data) == n, f"expected {n} bytes, got {data!r}"
     return data
-
-
-def qemu_children() -> list[int]:
-    """Our child processes that are QEMU (zombies included)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if ppid == os.getpid() and comm.startswith("qemu-system"):
-            found.append(int(entry.name))
-    return found
 
 
 def assert_gone(pid: int | None) -> None:
@@ -170,7 +153,7 @@ def test_qemu_dies_with_a_killed_host(echo_firmware, tmp_path: Path) -> None:
         "import sys, time\n"
         "from pathlib import Path\n"
         "from aot.boards import load_board\n"
-        "from aot.emulator.qemu import QemuInstance\n"
+        "from aot.emulator.qemu import QemuInstance, qemu_children\n"
         "q = QemuInstance(load_board('mps2_an385'), Path(sys.argv[1]))\n"
         "q.start()\n"
         "print(q.pid, flush=True)\n"

@@ -16,13 +16,13 @@ from emulator_helpers import (
     EMULATED,
     EXAMPLE_INPUT,
     REPO,
-    qemu_children,
     qemu_processes_running,
     require_tools,
 )
 
 from aot.boards import load_board
 from aot.cli import main as aot_main
+from aot.emulator.qemu import qemu_children
 from aot.errors import AotError, DeviceError
 from aot.linker import DEFAULT_STACK_SIZE, render_linker_script
 from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
