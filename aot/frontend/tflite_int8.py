@@ -443,6 +443,25 @@ def _bias(imp: _Importer, ins: list[int], channels: int) -> Any:
     return relax.const(np.ascontiguousarray(data.reshape(channels)))
 
 
+def _bias_with_folded_zero_point(
+    imp: _Importer, ins: list[int], channels: int, input_zp: int, weight_sums: np.ndarray
+) -> Any:
+    """The bias minus input_zp * sum(weights) per output channel.
+
+    sum((x - zp) * w) == sum(x * w) - zp * sum(w) exactly in integers, and a padded tap
+    reads x = zp so it still contributes nothing; the kernel then skips one subtraction
+    per multiply-accumulate, as CMSIS-NN does.
+    """
+    from tvm import relax
+
+    bias = _bias(imp, ins, channels)
+    values = np.zeros(channels, np.int64) if bias is None else bias.value.numpy().astype(np.int64)
+    folded = values - np.int64(input_zp) * weight_sums.astype(np.int64)
+    if np.any(folded < np.iinfo(np.int32).min) or np.any(folded > np.iinfo(np.int32).max):
+        return None  # would not fit int32: keep the subtraction in the kernel
+    return relax.const(np.ascontiguousarray(folded.astype(np.int32)))
+
+
 @_handler("CONV_2D")
 def _conv2d(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.ops import int8
@@ -463,12 +482,19 @@ def _conv2d(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
-    bias = _bias(imp, ins, out_c)
+    weights = imp.constant(ins[1], "the weights")
+    bias = _bias_with_folded_zero_point(
+        imp, ins, out_c, x.zp, weights.astype(np.int64).sum(axis=(1, 2, 3))
+    )
+    folded = bias is not None
+    if not folded:
+        bias = _bias(imp, ins, out_c)
     return _emit(
         bb, int8.conv2d, imp.value(ins[0]), imp.value(ins[1]), bias, requant["multiplier"],
         requant["shift"], packed_shift_base=requant["packed_shift_base"], name="conv2d_int8",
         out_shape=out.shape, strides=strides, dilation=dilation, padding=padding,
         input_zp=x.zp, output_zp=out.zp, act_min=act_min, act_max=act_max,
+        zero_point_in_bias=folded,
     )  # fmt: skip
 
 
@@ -492,13 +518,19 @@ def _depthwise(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
-    bias = _bias(imp, ins, out_c)
+    weights = imp.constant(ins[1], "the weights")
+    bias = _bias_with_folded_zero_point(
+        imp, ins, out_c, x.zp, weights.astype(np.int64).sum(axis=(0, 1, 2))
+    )
+    folded = bias is not None
+    if not folded:
+        bias = _bias(imp, ins, out_c)
     return _emit(
         bb, int8.depthwise_conv2d, imp.value(ins[0]), imp.value(ins[1]), bias,
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
         name="depthwise_conv2d_int8", out_shape=out.shape, strides=strides, dilation=dilation,
         padding=padding, depth_multiplier=out_c // x.shape[3], input_zp=x.zp, output_zp=out.zp,
-        act_min=act_min, act_max=act_max,
+        act_min=act_min, act_max=act_max, zero_point_in_bias=folded,
     )  # fmt: skip
 
 

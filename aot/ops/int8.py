@@ -136,11 +136,14 @@ def conv2d(
     output_zp: int,
     act_min: int,
     act_max: int,
+    zero_point_in_bias: bool = False,
 ) -> te.Tensor:
     """TFLite ``reference_integer_ops::ConvPerChannel``: NHWC data, OHWI weights, groups.
 
     Taps outside the image read the input zero point, which contributes exactly 0
-    (TFLite skips them), so no padded copy of the input is made.
+    (TFLite skips them), so no padded copy of the input is made. With
+    ``zero_point_in_bias`` the caller has folded ``-input_zp * sum(w)`` into the bias and
+    the taps multiply the raw input.
     """
     _, in_h, in_w, in_c = _shape(data)
     out_c, k_h, k_w, group_c = _shape(weight)
@@ -155,7 +158,10 @@ def conv2d(
         ic = rc if group_c == in_c else tirx.floordiv(o, per_group) * group_c + rc
         inside = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
         value = tirx.if_then_else(inside, data[n, iy, ix, ic], tirx.const(input_zp, "int8"))
-        return (value.astype("int32") - c32(input_zp)) * weight[o, ry, rx, rc].astype("int32")
+        wide = value.astype("int32")
+        if not zero_point_in_bias:
+            wide = wide - c32(input_zp)
+        return wide * weight[o, ry, rx, rc].astype("int32")
 
     acc = te.compute(
         tuple(out_shape),
@@ -185,8 +191,11 @@ def depthwise_conv2d(
     output_zp: int,
     act_min: int,
     act_max: int,
+    zero_point_in_bias: bool = False,
 ) -> te.Tensor:
-    """TFLite ``reference_integer_ops::DepthwiseConvPerChannel``: weights [1, KH, KW, O]."""
+    """TFLite ``reference_integer_ops::DepthwiseConvPerChannel``: weights [1, KH, KW, O].
+
+    ``zero_point_in_bias`` as for :func:`conv2d`."""
     _, in_h, in_w, _ = _shape(data)
     _, k_h, k_w, _ = _shape(weight)
     ry = te.reduce_axis((0, k_h), "ry")
@@ -198,7 +207,10 @@ def depthwise_conv2d(
         ic = o if depth_multiplier == 1 else tirx.floordiv(o, depth_multiplier)
         inside = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
         value = tirx.if_then_else(inside, data[n, iy, ix, ic], tirx.const(input_zp, "int8"))
-        return (value.astype("int32") - c32(input_zp)) * weight[0, ry, rx, o].astype("int32")
+        wide = value.astype("int32")
+        if not zero_point_in_bias:
+            wide = wide - c32(input_zp)
+        return wide * weight[0, ry, rx, o].astype("int32")
 
     acc = te.compute(
         tuple(out_shape),
