@@ -563,12 +563,20 @@ def _fully_connected(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Ten
         product = float(np.float32(x.s) * np.float32(w.s))
         m, s = fp.quantize_multiplier(product / out.s)
         requant = {"multiplier": m, "shift": s, "packed_shift_base": None}
-    bias = _bias(imp, ins, out_c)
+    bias = None
+    if w.zp == 0:  # then sum((x - zx) * w) folds like a convolution's
+        weights = imp.constant(ins[1], "the weights")
+        bias = _bias_with_folded_zero_point(
+            imp, ins, out_c, x.zp, weights.astype(np.int64).sum(axis=1)
+        )
+    folded = bias is not None
+    if not folded:
+        bias = _bias(imp, ins, out_c)
     return _emit(
         bb, int8.fully_connected, imp.value(ins[0]), imp.value(ins[1]), bias,
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
         name="fully_connected_int8", out_shape=out.shape, input_zp=x.zp, weight_zp=w.zp,
-        output_zp=out.zp, act_min=act_min, act_max=act_max,
+        output_zp=out.zp, act_min=act_min, act_max=act_max, zero_point_in_bias=folded,
     )  # fmt: skip
 
 

@@ -237,10 +237,12 @@ def fully_connected(
     output_zp: int,
     act_min: int,
     act_max: int,
+    zero_point_in_bias: bool = False,
 ) -> te.Tensor:
     """TFLite ``reference_integer_ops::FullyConnected`` (and its per-channel variant).
 
     The input is read as [batches, depth] whatever its rank, like TFLite does.
+    ``zero_point_in_bias`` as for :func:`conv2d` (only with weight_zp == 0).
     """
     _, depth = _shape(weight)
     in_shape = _shape(data)
@@ -254,7 +256,9 @@ def fully_connected(
 
     def body(*idx: Expr) -> Expr:
         batch = _ravel(idx[:-1], out_shape[:-1])
-        x = element(batch, rk).astype("int32") - c32(input_zp)
+        x = element(batch, rk).astype("int32")
+        if not zero_point_in_bias:
+            x = x - c32(input_zp)
         w = weight[idx[-1], rk].astype("int32") - c32(weight_zp)
         return te.sum(x * w, axis=rk)
 
