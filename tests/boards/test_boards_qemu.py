@@ -43,6 +43,7 @@ def session(board: Board, elf: Path, *, host_delay: float) -> dict[str, object]:
     with QemuInstance(board, elf) as qemu:
         pid = qemu.pid
         with serial.serial_for_url(qemu.url, timeout=10) as port:
+            port.write(b"?")  # the firmware speaks only after the host has connected
             assert port.read_until(b"READY\n") == b"READY\n"
             port.write(b"hello, board")
             echoed = read_exactly(port, 12)
@@ -115,6 +116,7 @@ def test_abort_and_fault_are_reported(emulated_board: Board, echo_firmware) -> N
             QemuInstance(emulated_board, elf) as qemu,
             serial.serial_for_url(qemu.url, timeout=10) as port,
         ):
+            port.write(b"?")
             port.read_until(b"READY\n")
             port.write(command)
             line = port.read_until(b"\n\x00")

@@ -13,7 +13,8 @@
  *   'F' -> a bus fault (load from an unmapped address): the startup's fault handler aborts
  *   'Q' -> 'Q', then main returns
  *   anything else is echoed back.
- * Sends "READY\n" first.
+ * Sends "READY\n" once the host's first byte (any) arrives: pyserial's open() discards
+ * whatever is already waiting on a socket, so the board must not speak first.
  */
 #include <stdint.h>
 
@@ -79,6 +80,13 @@ static __attribute__((noinline)) float dot(const float* a, const float* b, uint3
 int main(void) {
   if (aot_platform_init() != AOT_OK) {
     aot_platform_abort(AOT_ERR_PLATFORM_INIT_FAILED);
+  }
+  {
+    uint8_t hello;
+    size_t got = 0;
+    if (aot_platform_serial_read(&hello, 1, &got) != AOT_OK || got != 1u) {
+      aot_platform_abort(AOT_ERR_PLATFORM_SERIAL_READ);
+    }
   }
   put_str("READY\n");
   for (;;) {
