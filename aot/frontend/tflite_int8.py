@@ -443,6 +443,18 @@ def _bias(imp: _Importer, ins: list[int], channels: int) -> Any:
     return relax.const(np.ascontiguousarray(data.reshape(channels)))
 
 
+def _bias_for(
+    imp: _Importer, ins: list[int], channels: int, input_zp: int, sum_axes: tuple[int, ...]
+) -> tuple[Any, bool]:
+    """The bias to pass, and whether the input zero point is folded into it (the weights
+    summed over ``sum_axes`` give one sum per output channel)."""
+    weights = imp.constant(ins[1], "the weights").astype(np.int64)
+    bias = _bias_with_folded_zero_point(imp, ins, channels, input_zp, weights.sum(axis=sum_axes))
+    if bias is not None:
+        return bias, True
+    return _bias(imp, ins, channels), False
+
+
 def _bias_with_folded_zero_point(
     imp: _Importer, ins: list[int], channels: int, input_zp: int, weight_sums: np.ndarray
 ) -> Any:
@@ -482,13 +494,7 @@ def _conv2d(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
-    weights = imp.constant(ins[1], "the weights")
-    bias = _bias_with_folded_zero_point(
-        imp, ins, out_c, x.zp, weights.astype(np.int64).sum(axis=(1, 2, 3))
-    )
-    folded = bias is not None
-    if not folded:
-        bias = _bias(imp, ins, out_c)
+    bias, folded = _bias_for(imp, ins, out_c, x.zp, (1, 2, 3))
     return _emit(
         bb, int8.conv2d, imp.value(ins[0]), imp.value(ins[1]), bias, requant["multiplier"],
         requant["shift"], packed_shift_base=requant["packed_shift_base"], name="conv2d_int8",
@@ -518,13 +524,7 @@ def _depthwise(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
-    weights = imp.constant(ins[1], "the weights")
-    bias = _bias_with_folded_zero_point(
-        imp, ins, out_c, x.zp, weights.astype(np.int64).sum(axis=(0, 1, 2))
-    )
-    folded = bias is not None
-    if not folded:
-        bias = _bias(imp, ins, out_c)
+    bias, folded = _bias_for(imp, ins, out_c, x.zp, (0, 1, 2))
     return _emit(
         bb, int8.depthwise_conv2d, imp.value(ins[0]), imp.value(ins[1]), bias,
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
@@ -563,15 +563,10 @@ def _fully_connected(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Ten
         product = float(np.float32(x.s) * np.float32(w.s))
         m, s = fp.quantize_multiplier(product / out.s)
         requant = {"multiplier": m, "shift": s, "packed_shift_base": None}
-    bias = None
     if w.zp == 0:  # then sum((x - zx) * w) folds like a convolution's
-        weights = imp.constant(ins[1], "the weights")
-        bias = _bias_with_folded_zero_point(
-            imp, ins, out_c, x.zp, weights.astype(np.int64).sum(axis=1)
-        )
-    folded = bias is not None
-    if not folded:
-        bias = _bias(imp, ins, out_c)
+        bias, folded = _bias_for(imp, ins, out_c, x.zp, (1,))
+    else:
+        bias, folded = _bias(imp, ins, out_c), False
     return _emit(
         bb, int8.fully_connected, imp.value(ins[0]), imp.value(ins[1]), bias,
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
