@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -10,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aot import toolchain
 from aot.errors import PlanningError, ToolchainError
-
-INSTALL_HINT = "run 'bash scripts/setup.sh' (or: sudo apt-get install build-essential)"
 
 
 @dataclass(frozen=True)
@@ -63,31 +61,10 @@ SECTION_KINDS = (
 )
 
 
-def require_program(program: str, hint: str = INSTALL_HINT) -> str:
-    path = shutil.which(program)
-    if path is None:
-        raise ToolchainError(f"'{program}' was not found on PATH; {hint}")
-    return path
-
-
-def run_make(
-    project_dir: Path,
-    target: str | None = None,
-    env: dict[str, str] | None = None,
-    jobs: int | None = None,
-) -> tuple[str, ...]:
-    """Run make in ``project_dir``; a failure raises ToolchainError with the compiler's words."""
-    make = require_program("make")
-    command = [make, "-C", str(project_dir), f"-j{jobs or os.cpu_count() or 1}"]
-    if target:
-        command.append(target)
-    result = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
+def run_make(project_dir: Path) -> tuple[str, ...]:
+    """Run make in ``project_dir``; a failure raises one line with the compiler's words,
+    and a linker region overflow a PlanningError naming the memory."""
+    command, result = toolchain.run_make(project_dir)
     if result.returncode != 0:
         overflow = re.search(r"region [`'](\w+)' overflowed by (\d+) bytes", result.stderr)
         if overflow:
@@ -102,7 +79,7 @@ def run_make(
         raise ToolchainError(
             f"building {project_dir} failed (make exit {result.returncode}): {detail}"
         )
-    return tuple(command)
+    return command
 
 
 def build_project(
@@ -117,9 +94,7 @@ def build_project(
     if Path(project["executable"]).suffix == ".elf":
         # A cross build: name the missing compiler and its install command up front,
         # rather than make's "Error 127".
-        from aot.toolchain import arm_gcc
-
-        arm_gcc()
+        toolchain.arm_gcc()
     try:
         command = run_make(project_dir)
     except ToolchainError as err:

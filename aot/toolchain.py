@@ -239,17 +239,26 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def build_with_make(
+def run_make(
     project_dir: Path, *, jobs: int | None = None, timeout: float = BUILD_TIMEOUT_S
-) -> Path:
-    """Run make in a cmsis project folder; returns the ELF path."""
+) -> tuple[tuple[str, ...], subprocess.CompletedProcess[str]]:
+    """Run make in ``project_dir``: the command and its result (callers word failures)."""
     make = make_tool()
-    arm_gcc()  # fail early with the install hint rather than a make error
-    cmd = [str(make), "-C", str(project_dir), f"-j{jobs or os.cpu_count() or 1}"]
+    cmd = (str(make), "-C", str(project_dir), f"-j{jobs or os.cpu_count() or 1}")
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"build of {project_dir} took longer than {timeout:.0f} s") from None
+    return cmd, result
+
+
+def build_with_make(
+    project_dir: Path, *, jobs: int | None = None, timeout: float = BUILD_TIMEOUT_S
+) -> Path:
+    """Run make in a cmsis project folder; returns the ELF path."""
+    make_tool()
+    arm_gcc()  # fail early with the install hint rather than a make error
+    _, result = run_make(project_dir, jobs=jobs, timeout=timeout)
     if result.returncode != 0:
         raise ToolchainError(
             f"build of {project_dir} failed (make exit {result.returncode}):\n"
