@@ -136,7 +136,7 @@ def compile_model(
 
     source_bytes = Path(model_path).read_bytes()
     c_lines = sum(content.count("\n") for content in generated.files.values())
-    per_step_buffers = {b.name: b for b in buffers}
+    buffers_by_name = {b.name: b for b in buffers}
     metadata: dict[str, Any] = {
         "tool_versions": _tool_versions(),
         "model": {
@@ -182,9 +182,9 @@ def compile_model(
             "buffers": [
                 {
                     **placement.to_json(),
-                    "size": per_step_buffers[placement.buffer].size,
-                    "start": per_step_buffers[placement.buffer].start,
-                    "end": per_step_buffers[placement.buffer].end,
+                    "size": buffers_by_name[placement.buffer].size,
+                    "start": buffers_by_name[placement.buffer].start,
+                    "end": buffers_by_name[placement.buffer].end,
                 }
                 for placement in plan.placements
             ],

@@ -82,11 +82,14 @@ BINARY_OPERATORS = {
     tirx.BitwiseXor: "^",
 }
 
-CALL_OPERATORS = {
-    "shift_right": ">>",
-    "bitwise_and": "&",
-    "bitwise_or": "|",
-    "bitwise_xor": "^",
+# Intrinsic calls that mean the same as an operator node: printed through the node, so
+# each operator has one C spelling (and left shifts one UB-free form).
+CALL_AS_NODE = {
+    "shift_left": tirx.LShift,
+    "shift_right": tirx.RShift,
+    "bitwise_and": tirx.BitwiseAnd,
+    "bitwise_or": tirx.BitwiseOr,
+    "bitwise_xor": tirx.BitwiseXor,
 }
 
 
@@ -451,12 +454,10 @@ class KernelEmitter:
             return f"({self._expr(cond)} ? {self._expr(then_value)} : {self._expr(else_value)})"
         if op_name in MATH_FUNCTIONS:
             return self._math_call(op_name, dtype_of(call), args)
-        if op_name == "shift_left":
-            return self._expr(tirx.LShift(args[0], args[1]))
-        if op_name in CALL_OPERATORS:
-            return f"({self._expr(args[0])} {CALL_OPERATORS[op_name]} {self._expr(args[1])})"
+        if op_name in CALL_AS_NODE:
+            return self._expr(CALL_AS_NODE[op_name](args[0], args[1]))
         if op_name == "bitwise_not":
-            return f"(~{self._expr(args[0])})"
+            return self._expr(tirx.BitwiseNot(args[0]))
         if op_name == "likely":
             return self._expr(args[0])
         if op_name == "sigmoid":

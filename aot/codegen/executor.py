@@ -237,7 +237,7 @@ def _executor_source(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOp
         ctype = c_type(tensor.dtype)
         return f"({ctype}*)(void*)({pool_symbol(name, placement.pool)} + {placement.offset})"
 
-    def pointer(tensor: Tensor, writable: bool) -> str:
+    def pointer(tensor: Tensor) -> str:
         if tensor.kind == CONSTANT:
             return constant_symbol(name, tensor)
         if tensor.kind in (INPUT, OUTPUT) and not options.io_in_pool:
@@ -269,11 +269,7 @@ def _executor_source(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOp
             )
     tensors = lowered.tensors
     for step in lowered.steps:
-        kernel = next(k for k in lowered.kernels if k.name == step.kernel)
-        args = [
-            pointer(tensors[tensor_id], param.written)
-            for tensor_id, param in zip(step.args, kernel.params, strict=True)
-        ]
+        args = [pointer(tensors[tensor_id]) for tensor_id in step.args]
         if step.scratch_bytes:
             scratch = plan.placement(scratch_buffer_name(step.index))
             args.append(f"{pool_symbol(name, scratch.pool)} + {scratch.offset}")
