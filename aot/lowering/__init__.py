@@ -136,6 +136,7 @@ class _GraphBuilder:
         self.tensors: list[Tensor] = []
         self.steps: list[tuple[str, list[int], list[int]]] = []  # (prim func, args, outputs)
         self.values: dict[int, list[int]] = {}  # relax var handle -> tensor ids
+        self.constants: dict[int, int] = {}  # relax constant handle -> tensor id
 
     def add_tensor(self, name: str, tensor_type: object, kind: str, **extra: object) -> int:
         shape = tuple(int(d) for d in tensor_type.shape.values)
@@ -148,9 +149,14 @@ class _GraphBuilder:
         from tvm import ir
 
         if isinstance(expr, ir.GenericConst):
-            data = expr.value.numpy()
-            tensor_id = self.add_tensor(f"const_{len(self.tensors)}", expr.ty, CONSTANT, data=data)
-            return [tensor_id]
+            # One array per constant object, however many operators read it.
+            key = expr.__chandle__()
+            if key not in self.constants:
+                data = expr.value.numpy()
+                self.constants[key] = self.add_tensor(
+                    f"const_{len(self.tensors)}", expr.ty, CONSTANT, data=data
+                )
+            return [self.constants[key]]
         if isinstance(expr, ir.Var):
             key = expr.__chandle__()
             if key not in self.values:
