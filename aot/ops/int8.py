@@ -156,7 +156,7 @@ def conv2d(
         iy = y * strides[0] - padding[0] + ry * dilation[0]
         ix = x * strides[1] - padding[1] + rx * dilation[1]
         ic = rc if group_c == in_c else tirx.floordiv(o, per_group) * group_c + rc
-        inside = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
+        inside = _in_image(iy, ix, in_h, in_w)
         value = tirx.if_then_else(inside, data[n, iy, ix, ic], tirx.const(input_zp, "int8"))
         wide = value.astype("int32")
         if not zero_point_in_bias:
@@ -205,7 +205,7 @@ def depthwise_conv2d(
         iy = y * strides[0] - padding[0] + ry * dilation[0]
         ix = x * strides[1] - padding[1] + rx * dilation[1]
         ic = o if depth_multiplier == 1 else tirx.floordiv(o, depth_multiplier)
-        inside = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
+        inside = _in_image(iy, ix, in_h, in_w)
         value = tirx.if_then_else(inside, data[n, iy, ix, ic], tirx.const(input_zp, "int8"))
         wide = value.astype("int32")
         if not zero_point_in_bias:
@@ -368,6 +368,11 @@ def mul(
 # -- pooling ------------------------------------------------------------------------------
 
 
+def _in_image(iy: Expr, ix: Expr, in_h: int, in_w: int) -> Expr:
+    """Whether tap (iy, ix) lies inside the input image (else it is padding)."""
+    return tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
+
+
 def _window(
     y: Expr, x: Expr, strides: tuple[int, int], padding: tuple[int, int]
 ) -> tuple[Expr, Expr]:
@@ -392,7 +397,7 @@ def average_pool2d(
     def tap(n: Expr, y: Expr, x: Expr, c: Expr) -> Expr:
         y0, x0 = _window(y, x, strides, padding)
         iy, ix = y0 + ry, x0 + rx
-        inside = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
+        inside = _in_image(iy, ix, in_h, in_w)
         return tirx.if_then_else(inside, data[n, iy, ix, c].astype("int32"), c32(0))
 
     acc = te.compute(
@@ -410,7 +415,7 @@ def average_pool2d(
     def inside(y: Expr, x: Expr) -> Expr:
         y0, x0 = _window(y, x, strides, padding)
         iy, ix = y0 + cy, x0 + cx
-        ok = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
+        ok = _in_image(iy, ix, in_h, in_w)
         return tirx.Select(ok, c32(1), c32(0))
 
     counts = te.compute(
@@ -451,7 +456,7 @@ def max_pool2d(
     def tap(n: Expr, y: Expr, x: Expr, c: Expr) -> Expr:
         y0, x0 = _window(y, x, strides, padding)
         iy, ix = y0 + ry, x0 + rx
-        inside = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
+        inside = _in_image(iy, ix, in_h, in_w)
         # -128 is max's identity for int8, so out-of-image taps change nothing.
         return tirx.if_then_else(inside, data[n, iy, ix, c], tirx.const(-128, "int8"))
 
