@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from aot.boards import Board
 from aot.cli.common import add_json_option, add_output_options, progress_printer
 from aot.errors import ConfigError
 
@@ -110,32 +111,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def check_cross_compiler(board: object, args: argparse.Namespace) -> None:
+def check_cross_compiler(board: Board, args: argparse.Namespace) -> None:
     """Fail before the model compile, not after, when the firmware cannot be built."""
     from aot.project import TEMPLATES_DIR
     from aot.toolchain import arm_gcc
 
-    template = args.template or board.templates[0]  # type: ignore[attr-defined]
+    template = args.template or board.templates[0]
     built_with_make = (TEMPLATES_DIR / template / "Makefile").is_file()
-    if not args.no_build and built_with_make and not board.is_host:  # type: ignore[attr-defined]
+    if not args.no_build and built_with_make and not board.is_host:
         arm_gcc()
 
 
-def constants_memory(board: object, requested: str | None, constants_bytes: int) -> str | None:
+def constants_memory(board: Board, requested: str | None, constants_bytes: int) -> str | None:
     """The board memory holding the constants; checked to exist, allow them and fit."""
     from aot.errors import ConfigError, PlanningError
 
-    if board.is_host:  # type: ignore[attr-defined]
+    if board.is_host:
         if requested:
             raise ConfigError("--constants-memory needs a board with a memory map, not host")
         return None
     if requested is None:
-        region = board.default_region("constants")  # type: ignore[attr-defined]
+        region = board.default_region("constants")
     else:
-        region = board.region(requested)  # type: ignore[attr-defined]
+        region = board.region(requested)
         if not region.may_hold("constants"):
             raise ConfigError(
-                f"memory '{region.name}' of board '{board.name}' may not hold constants; "  # type: ignore[attr-defined]
+                f"memory '{region.name}' of board '{board.name}' may not hold constants; "
                 f"it holds {', '.join(region.holds)}"
             )
     if constants_bytes > region.size:
