@@ -28,8 +28,8 @@ METADATA_SCHEMA_VERSION = 1
 LIBRARY_DIR = "model"
 RUNTIME_HEADERS = ("model.h", "error.h")
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-RUNTIME_C_DIR = REPO_ROOT / "runtime_c"
+# The C runtime ships inside the package (package data), so a wheel install finds it too.
+RUNTIME_C_DIR = Path(__file__).resolve().parent / "runtime_c"
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@ The model library names its sections (``.rodata.aot.<name>.constants``,
 into any region that may hold that kind of data. Initialised bytes that land in a region
 the loader cannot write (RAM on a real board) are stored in the boot region and copied at
 reset through ``__aot_copy_table``; NOLOAD sections are zeroed through ``__aot_zero_table``
-(both read by project_templates/cmsis/startup/startup.c).
+(both read by aot/project/templates/cmsis/startup/startup.c).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """External tools: find them, say how to install a missing one, run a build.
 
-The project folder produced from ``project_templates/cmsis/`` is built with ``make``;
+The project folder produced from ``aot/project/templates/cmsis/`` is built with ``make``;
 ``write_build_config`` writes the ``config.mk`` / ``config.cmake`` pair the template's
 Makefile and CMakeLists.txt read.
 """
@@ -212,7 +212,7 @@ def render_zephyr_files(
     defines: Mapping[str, str] | None = None,
     main_stack_size: int | None = None,
 ) -> dict[str, str]:
-    """aot_config.cmake and aot.conf for project_templates/zephyr (see its README)."""
+    """aot_config.cmake and aot.conf for aot/project/templates/zephyr (see its README)."""
     if "zephyr" not in board.ports or board.zephyr_board is None:
         raise ConfigError(f"board '{board.name}' has no Zephyr board name")
 

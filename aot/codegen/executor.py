@@ -14,7 +14,7 @@ from aot.codegen.c_kernel import c_literal, c_type, helper_definitions
 from aot.lowering import CONSTANT, INPUT, OUTPUT, LoweredModel, Tensor
 from aot.planning import MemoryPlan
 
-# Matches aot_dtype_t in runtime_c/include/aot/model.h.
+# Matches aot_dtype_t in aot/runtime_c/include/aot/model.h.
 MODEL_DTYPES = {"int8": 0, "uint8": 1, "int16": 2, "int32": 3, "float32": 4}
 
 COMPILER_MACROS = """\

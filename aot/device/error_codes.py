@@ -1,4 +1,4 @@
-"""Names and descriptions of the C runtime's error codes (``runtime_c/include/aot/error.h``).
+"""Names and descriptions of the C runtime's error codes (``aot/runtime_c/include/aot/error.h``).
 
 A code is ``category << 8 | code``. This table is a copy of error.h kept by hand;
 ``tests/device/test_error_codes.py`` parses the header and fails if they disagree.

@@ -1,6 +1,6 @@
 """The aot serial protocol, host side: framing, CRC and message layouts.
 
-Specified in ``docs/protocol.md``; the device side is ``runtime_c/src/server.c`` (and,
+Specified in ``docs/protocol.md``; the device side is ``aot/runtime_c/src/server.c`` (and,
 for tests, ``tests/device/fake_device.py``). A frame is::
 
     type u8 | seq u8 | length u16 | payload[length] | crc32 u32      (little-endian)
@@ -46,7 +46,7 @@ class Command(IntEnum):
     QUIT = 0x07
 
 
-# Protocol dtype codes (runtime_c/include/aot/model.h, aot_dtype_t) -> numpy, little-endian.
+# Protocol dtype codes (aot/runtime_c/include/aot/model.h, aot_dtype_t) -> numpy, little-endian.
 DTYPES: dict[int, np.dtype] = {
     0: np.dtype("int8"),
     1: np.dtype("uint8"),
@@ -82,7 +82,7 @@ def crc32(data: bytes) -> int:
 
 
 def cobs_encode(data: bytes) -> bytes:
-    """COBS encoding without the delimiter (same block rules as runtime_c/src/frame.c)."""
+    """COBS encoding without the delimiter (same block rules as aot/runtime_c/src/frame.c)."""
     out = bytearray(b"\x00")
     code_at = 0
     code = 1

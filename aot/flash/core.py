@@ -105,7 +105,7 @@ class FlashRunner(ABC):
             return args
         if self.board_args_hint is None:
             return ()
-        where = board.path or f"boards/{board.name}.yaml"
+        where = board.path or f"aot/boards/{board.name}.yaml"
         raise ConfigError(
             f"board '{board.name}' has no arguments for flash runner '{self.name}' "
             f"({self.board_args_hint}); add them to {where} under flash: runners: "

@@ -1,8 +1,8 @@
 """The project stage: model library + board -> a buildable project folder.
 
-A template is a folder under ``project_templates/``. Its files are copied into
+A template is a folder under ``aot/project/templates/``. Its files are copied into
 ``DIR/project``; files ending in ``.in`` have ``@VARIABLE@`` placeholders filled and lose
-the suffix. The runtime application (``runtime_c/include``, ``runtime_c/src`` and the
+the suffix. The runtime application (``aot/runtime_c/include``, ``aot/runtime_c/src`` and the
 board's port file) is copied into ``project/runtime`` so the project builds on its own,
 and ``project/app/aot_app_model.c`` names the model the application serves.
 """
@@ -18,9 +18,10 @@ from typing import Any
 
 from aot.boards import Board
 from aot.errors import ConfigError, InternalError
-from aot.library import LIBRARY_DIR, REPO_ROOT, RUNTIME_C_DIR
+from aot.library import LIBRARY_DIR, RUNTIME_C_DIR
 
-TEMPLATES_DIR = REPO_ROOT / "project_templates"
+# Templates ship inside the package (package data), beside this module.
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 PROJECT_DIR = "project"
 EXECUTABLE = "aot_app"
 

@@ -1,4 +1,4 @@
-"""The cmsis template: bare metal with arm-none-eabi-gcc (see project_templates/cmsis)."""
+"""The cmsis template: bare metal with arm-none-eabi-gcc (see aot/project/templates/cmsis)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Builds the echo test firmware from project_templates/cmsis for a board."""
+"""Builds the echo test firmware from aot/project/templates/cmsis for a board."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from aot.linker import render_linker_script
 from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
 
 REPO = Path(__file__).resolve().parents[2]
-TEMPLATE = REPO / "project_templates" / "cmsis"
+TEMPLATE = REPO / "aot" / "project" / "templates" / "cmsis"
 ECHO_C = Path(__file__).resolve().parent / "firmware" / "echo.c"
 EMULATED = [b.name for b in load_all_boards() if b.emulated]
 POOL_SECTION = ".bss.aot.echo.pool"
@@ -34,9 +34,9 @@ def make_echo_project(board: Board, dest: Path) -> Path:
         board,
         sources=[
             str(ECHO_C),
-            str(REPO / "runtime_c" / "ports" / board.port_for("cmsis") / "port.c"),
+            str(REPO / "aot" / "runtime_c" / "ports" / board.port_for("cmsis") / "port.c"),
         ],
-        includes=[str(REPO / "runtime_c" / "include")],
+        includes=[str(REPO / "aot" / "runtime_c" / "include")],
         target="echo",
     )
     write_build_config(dest, config, board)

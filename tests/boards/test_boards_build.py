@@ -1,4 +1,4 @@
-"""Cross-compile the echo firmware from project_templates/cmsis for every emulated board."""
+"""Cross-compile the echo firmware from aot/project/templates/cmsis for every emulated board."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNTIME = ROOT / "runtime_c"
+RUNTIME = ROOT / "aot" / "runtime_c"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 C_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 # build(model, *flags) -> host executable serving fixtures/<model>.c (conftest.host_app)

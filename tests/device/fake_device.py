@@ -1,6 +1,6 @@
 """An in-memory Python implementation of the device side of the aot protocol.
 
-Used only in tests: it mirrors runtime_c/src/server.c closely enough that the host
+Used only in tests: it mirrors aot/runtime_c/src/server.c closely enough that the host
 code (framing, client) can be tested without a toolchain, and corruption can be
 injected at will in either direction.
 """

@@ -175,7 +175,7 @@ def test_stats_and_quit() -> None:
 
 
 def test_text_printed_by_the_device_is_shown() -> None:
-    # Ports print abort messages between two delimiters (runtime_c/ports/cmsdk/port.c).
+    # Ports print abort messages between two delimiters (aot/runtime_c/ports/cmsdk/port.c).
     client = _client()
     client.hello()
     _transport(client).to_host = lambda data: b"\x00aot: abort 0x0304\n\x00" + data

@@ -1,4 +1,4 @@
-"""The host's error table must agree with runtime_c/include/aot/error.h."""
+"""The host's error table must agree with aot/runtime_c/include/aot/error.h."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from aot.device.error_codes import CATEGORIES, ERROR_CODES, describe_error, erro
 
 pytestmark = pytest.mark.unit
 
-ERROR_H = Path(__file__).resolve().parents[2] / "runtime_c" / "include" / "aot" / "error.h"
+ERROR_H = Path(__file__).resolve().parents[2] / "aot" / "runtime_c" / "include" / "aot" / "error.h"
 _ENTRY = re.compile(r"^\s*(AOT_(?:OK|ERR_\w+))\s*=\s*(0x[0-9A-Fa-f]+|\d+),\s*/\*\s*(.*?)\s*\*/")
 _CATEGORY = re.compile(r"#define\s+AOT_ERR_CATEGORY_(\w+)\s+(0x[0-9A-Fa-f]+)u?")
 

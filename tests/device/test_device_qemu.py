@@ -19,7 +19,7 @@ from aot.errors import ProtocolError
 
 pytestmark = pytest.mark.emulator
 
-REPO = RUNTIME.parent
+REPO = RUNTIME.parent.parent
 
 
 def _build(board_name: str, model: str, dest: Path) -> tuple[Board, Path]:
@@ -30,7 +30,7 @@ def _build(board_name: str, model: str, dest: Path) -> tuple[Board, Path]:
     from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
 
     board = load_board(board_name)
-    shutil.copytree(REPO / "project_templates" / "cmsis", dest)
+    shutil.copytree(REPO / "aot" / "project" / "templates" / "cmsis", dest)
     (dest / "board.ld").write_text(render_linker_script(board, {}))
     sources = [*map(str, runtime_sources())]
     sources += [str(RUNTIME / "ports" / board.port_for("cmsis") / "port.c")]

@@ -133,13 +133,13 @@ def silent_folder(firmware, tmp_path: Path) -> Path:
     example = firmware("example", board.name)
     assert not isinstance(example, AotError), example
     project = tmp_path / "silent_project"
-    shutil.copytree(REPO / "project_templates" / "cmsis", project)
+    shutil.copytree(REPO / "aot" / "project" / "templates" / "cmsis", project)
     (project / "board.ld").write_text(render_linker_script(board, {}))
-    port = REPO / "runtime_c" / "ports" / board.port_for("cmsis") / "port.c"
+    port = REPO / "aot" / "runtime_c" / "ports" / board.port_for("cmsis") / "port.c"
     config = cmsis_build_config(
         board,
         sources=[str(SILENT_C), str(port)],
-        includes=[str(REPO / "runtime_c" / "include")],
+        includes=[str(REPO / "aot" / "runtime_c" / "include")],
         target="silent",
     )
     write_build_config(project, config, board)

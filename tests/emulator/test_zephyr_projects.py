@@ -26,7 +26,7 @@ from aot.cli import main as aot_main
 pytestmark = pytest.mark.toolchain
 
 ZEPHYR_BOARDS = [board.name for board in load_all_boards() if board.zephyr_board]
-TEMPLATE = REPO / "project_templates" / "zephyr"
+TEMPLATE = REPO / "aot" / "project" / "templates" / "zephyr"
 ZEPHYR_PORT = "runtime/port/port.c"  # needs <zephyr/...> headers: built by west only
 STRICT_CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"]
 
@@ -97,7 +97,7 @@ def test_project_files_are_right_for_the_board(zephyr_project, capsys) -> None:
         assert (project / include).is_dir(), include
     assert ZEPHYR_PORT in lists["AOT_SOURCES"] and "app/aot_app_model.c" in lists["AOT_SOURCES"]
     assert (project / ZEPHYR_PORT).read_text() == (
-        REPO / "runtime_c" / "ports" / board.port_for("zephyr") / "port.c"
+        REPO / "aot" / "runtime_c" / "ports" / board.port_for("zephyr") / "port.c"
     ).read_text()
     defines = dict(d.split("=", 1) for d in lists["AOT_DEFINES"])
     assert {"AOT_APP_IO_BYTES", "AOT_APP_MAX_TENSORS", "AOT_APP_MAX_PAYLOAD"} <= set(defines)

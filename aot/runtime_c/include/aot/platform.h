@@ -1,8 +1,8 @@
 /*
  * The port: everything the aot runtime needs from a board, in six hooks.
  *
- * A port is one file, runtime_c/ports/<name>/port.c. It must define the two serial
- * hooks; the other four have weak defaults in runtime_c/src/platform_defaults.c
+ * A port is one file, aot/runtime_c/ports/<name>/port.c. It must define the two serial
+ * hooks; the other four have weak defaults in aot/runtime_c/src/platform_defaults.c
  * (init does nothing, abort spins, no timer: ticks and ticks-per-second are 0).
  *
  * Stack bounds are not a hook: a linker script may define the symbol

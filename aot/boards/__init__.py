@@ -1,4 +1,4 @@
-"""Boards as data: ``boards/<name>.yaml`` validated by ``boards/schema.json``.
+"""Boards as data: ``aot/boards/<name>.yaml`` validated by ``aot/boards/schema.json``.
 
 A board says what the hardware is (core, FPU/DSP/MVE, clock, memory regions, console,
 tick source, QEMU machine, Zephyr name, flash runner). Code never tests board names: it
@@ -25,7 +25,8 @@ DEFAULT_BOARD = "mps2_an386"
 
 # The repository's boards folder; AOT_BOARDS_PATH (os.pathsep-separated) adds folders
 # searched first, so out-of-tree boards need no edit here.
-BOARDS_DIR = Path(__file__).resolve().parent.parent / "boards"
+# The board YAML files ship inside the package, beside this module.
+BOARDS_DIR = Path(__file__).resolve().parent
 SCHEMA_PATH = BOARDS_DIR / "schema.json"
 
 MEMORY_KINDS = ("code", "constants", "data", "workspace", "stack", "io")
@@ -149,7 +150,7 @@ class Board:
     name: str
     description: str
     kind: str  # mcu | host
-    ports: Mapping[str, str]  # project template -> runtime_c/ports/<port>
+    ports: Mapping[str, str]  # project template -> aot/runtime_c/ports/<port>
     core: str | None = None
     features: Features = field(default_factory=Features)
     clock_hz: int | None = None
@@ -410,7 +411,7 @@ def list_boards() -> list[str]:
 
 
 def load_board(name: str) -> Board:
-    """Load ``boards/<name>.yaml`` (or a path to a board YAML file)."""
+    """Load ``aot/boards/<name>.yaml`` (or a path to a board YAML file)."""
     if name.endswith((".yaml", ".yml")) or os.sep in name:
         return load_board_file(Path(name))
     for folder in _search_dirs():

@@ -55,7 +55,7 @@
 
 #define TICKS_COUNTER (*(volatile const uint32_t*)(uintptr_t)(AOT_TICKS_COUNTER_ADDR))
 
-/* Same layout as in project_templates/cmsis/startup/startup.c; weak so the port also
+/* Same layout as in aot/project/templates/cmsis/startup/startup.c; weak so the port also
  * links into a project with another startup file. */
 struct aot_fault_info {
   uint32_t ipsr;
