@@ -14,6 +14,25 @@ from aot.device.transport import Transport, TransportTimeout
 from aot.errors import ConfigError, DeviceError, ProtocolError
 
 DEFAULT_TIMEOUT = 5.0
+# Longest wait a user may ask for: beyond it select() and friends overflow, and nobody
+# means a month.
+MAX_TIMEOUT = 30 * 24 * 3600.0
+
+
+def check_timeout(seconds: float, what: str = "timeout") -> float:
+    """``seconds`` if it is a usable wait (finite, positive), else a ConfigError."""
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(f"{what} must be a positive number of seconds, got {seconds}")
+    if seconds > MAX_TIMEOUT:
+        raise ConfigError(f"{what} must be at most {MAX_TIMEOUT:g} s (30 days), got {seconds:g}")
+    return float(seconds)
+
+
+def check_repeats(repeats: int, limit: int = p.MAX_REPEATS, what: str = "repeats") -> int:
+    """``repeats`` if it is a whole number in 1..limit, else a ConfigError."""
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= limit:
+        raise ConfigError(f"{what} must be a whole number from 1 to {limit}, got {repeats}")
+    return repeats
 
 
 class DevicePrintedError(DeviceError):
@@ -50,6 +69,7 @@ class ModelInfo:
     io_arena_bytes: int
     io_required_bytes: int
     setup_status: int
+    max_repeats: int = p.MAX_REPEATS  # runs one RUN may ask for (a 1.0 device: no cap)
 
 
 @dataclass(frozen=True)
@@ -97,7 +117,7 @@ class DeviceClient:
 
     def __init__(self, transport: Transport, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.transport = transport
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self.info: ModelInfo | None = None
         self._seq = 0
         self._decoder = p.FrameDecoder()
@@ -114,12 +134,16 @@ class DeviceClient:
         self._frames.clear()
         self.transport.write(p.DELIMITER)
         request = p.HELLO_REQUEST.pack(p.PROTOCOL_VERSION)
+        deadline = time.monotonic() + self.timeout
         try:
             body = self.request(p.Command.HELLO, request)
         except (ProtocolError, DevicePrintedError):
             # Line noise at connect time (a half-sent frame, a boot message) costs one
-            # retry; a second failure is real and reported.
-            body = self.request(p.Command.HELLO, request)
+            # retry within the same deadline; a second failure is real and reported.
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise
+            body = self.request(p.Command.HELLO, request, timeout=remaining)
         hello = p.HelloReply.unpack(body)
         if hello.protocol_version >> 8 != p.PROTOCOL_VERSION >> 8:
             raise ProtocolError(
@@ -146,6 +170,7 @@ class DeviceClient:
             io_arena_bytes=hello.io_arena_bytes,
             io_required_bytes=hello.io_required_bytes,
             setup_status=hello.setup_status,
+            max_repeats=p.MAX_REPEATS if hello.max_repeats is None else hello.max_repeats,
         )
         if hello.setup_status:
             hint = ""
@@ -172,9 +197,17 @@ class DeviceClient:
 
         With ``check`` a non-zero model status raises DeviceError; without, the result
         carries the status (and no outputs)."""
+        check_repeats(repeats)
+        if timeout is not None:
+            check_timeout(timeout)
         info = self.info or self.hello()
-        if repeats < 1:
-            raise ConfigError(f"repeats must be at least 1, got {repeats}")
+        if repeats > info.max_repeats:
+            raise ConfigError(
+                f"{self.transport.name} runs model '{info.name}' at most {info.max_repeats} "
+                f"times per request (AOT_APP_MAX_REPEATS), {repeats} asked; ask for at most "
+                f"{info.max_repeats} or rebuild the firmware with "
+                f"-DAOT_APP_MAX_REPEATS={repeats}"
+            )
         data = self._check_inputs(info, inputs)
         for index, blob in enumerate(data):
             self.set_input(index, blob)
@@ -270,7 +303,12 @@ class DeviceClient:
         return body
 
     def _read_reply(self, command: int, seq: int, name: str, timeout: float) -> p.Frame:
+        # The deadline is checked after every read, not only when one times out: a device
+        # that keeps sending (stale replies, bytes without a delimiter, a byte a second)
+        # must not keep the host waiting past it.
         deadline = time.monotonic() + timeout
+        stale = 0
+        received = 0
         while True:
             while self._frames:
                 item = self._frames.pop(0)
@@ -290,15 +328,34 @@ class DeviceClient:
                 if item.type == (command | p.REPLY_BIT) and item.seq == seq:
                     return item
                 # Anything else is a stale reply to an earlier, abandoned request.
+                stale += 1
             remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._no_reply(name, timeout, received, stale)
             try:
-                data = self.transport.read(4096, max(remaining, 0.0))
+                data = self.transport.read(4096, remaining)
             except TransportTimeout:
-                raise DeviceError(
-                    f"no answer from {self.transport.name} within {timeout:g} s: waiting for "
-                    f"the reply to {name}; is the aot server running there (same baud rate)?"
-                ) from None
+                raise self._no_reply(name, timeout, received, stale) from None
+            received += len(data)
             self._frames += self._decoder.feed(data)
+
+    def _no_reply(self, name: str, timeout: float, received: int, stale: int) -> DeviceError:
+        """The timeout error, saying what (if anything) arrived instead of the reply."""
+        where = f"{self.transport.name} within {timeout:g} s"
+        if not received:
+            return DeviceError(
+                f"no answer from {where}: waiting for the reply to {name}; is the aot "
+                f"server running there (same baud rate)?"
+            )
+        if stale:
+            return DeviceError(
+                f"no reply to {name} from {where}: {stale} frame(s) arrived, none with this "
+                f"request's sequence number; is something else talking to the device?"
+            )
+        return DeviceError(
+            f"no reply to {name} from {where}: {received} byte(s) arrived without "
+            f"completing a frame; check the baud rate and that the device runs the aot server"
+        )
 
     # ---- helpers ------------------------------------------------------------------
 

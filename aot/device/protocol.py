@@ -22,7 +22,7 @@ import numpy as np
 from aot.device.error_codes import describe_error
 from aot.errors import ProtocolError
 
-PROTOCOL_VERSION = 0x0100  # major << 8 | minor; a major mismatch is refused
+PROTOCOL_VERSION = 0x0101  # major << 8 | minor; a major mismatch is refused
 DELIMITER = b"\x00"
 HEADER_BYTES = 4
 CRC_BYTES = 4
@@ -30,6 +30,8 @@ FRAME_OVERHEAD = HEADER_BYTES + CRC_BYTES
 REPLY_BIT = 0x80
 FRAME_ERROR = 0xFF  # reply type for a frame the device could not decode
 MIN_MAX_PAYLOAD = 64  # the smallest payload limit a device may announce
+MAX_MAX_PAYLOAD = 0xFFFF  # the length field is a u16
+MAX_REPEATS = 0xFFFFFFFF  # RUN's repeats field is a u32; a 1.0 device announces no cap
 
 _HEADER = struct.Struct("<BBH")
 _CRC = struct.Struct("<I")
@@ -241,10 +243,13 @@ def _unpack(fmt: struct.Struct, body: bytes, what: str) -> tuple:
     return fmt.unpack_from(body)
 
 
-def _unpack_name(body: bytes, offset: int, what: str) -> str:
-    if offset >= len(body) or offset + 1 + body[offset] != len(body):
+def _unpack_name(body: bytes, offset: int, what: str, tail: int | None = None) -> str:
+    """The length-prefixed name at ``offset``: the last field, or (``tail``) followed by
+    at least that many bytes."""
+    end = offset + 1 + body[offset] if offset < len(body) else len(body) + 1
+    if end > len(body) or (end != len(body) if tail is None else end + tail > len(body)):
         raise ProtocolError(f"{what} reply: name field does not match the payload size")
-    return body[offset + 1 :].decode("utf-8", errors="replace")
+    return body[offset + 1 : end].decode("utf-8", errors="replace")
 
 
 def _pack_name(name: str, room: int) -> bytes:
@@ -273,7 +278,11 @@ class ErrorReply:
 
 @dataclass(frozen=True)
 class HelloReply:
+    """The HELLO reply. ``max_repeats`` follows the name since protocol 1.1, and only in
+    replies to a 1.1 (or later) host: a 1.0 host reads the name up to the payload's end."""
+
     FORMAT: ClassVar[struct.Struct] = struct.Struct("<HHHIIIIIBB")
+    TAIL: ClassVar[struct.Struct] = struct.Struct("<I")  # max_repeats
     protocol_version: int
     max_payload: int
     setup_status: int
@@ -285,6 +294,7 @@ class HelloReply:
     num_inputs: int
     num_outputs: int
     name: str
+    max_repeats: int | None = None  # None: a 1.0 layout, no cap announced
 
     def pack(self) -> bytes:
         fields = (
@@ -299,13 +309,19 @@ class HelloReply:
             self.num_inputs,
             self.num_outputs,
         )
-        room = self.max_payload - _STATUS.size - self.FORMAT.size - 1
-        return ok(self.FORMAT.pack(*fields) + _pack_name(self.name, room))
+        tail = b"" if self.max_repeats is None else self.TAIL.pack(self.max_repeats)
+        room = self.max_payload - _STATUS.size - self.FORMAT.size - 1 - len(tail)
+        return ok(self.FORMAT.pack(*fields) + _pack_name(self.name, room) + tail)
 
     @classmethod
     def unpack(cls, body: bytes) -> HelloReply:
         fields = _unpack(cls.FORMAT, body, "HELLO")
-        return cls(*fields, _unpack_name(body, cls.FORMAT.size, "HELLO"))
+        if fields[0] & 0xFF == 0:  # a 1.0 device: the name ends the payload
+            return cls(*fields, _unpack_name(body, cls.FORMAT.size, "HELLO"))
+        # Fields after the name; bytes after those are a later minor's additions.
+        name = _unpack_name(body, cls.FORMAT.size, "HELLO", cls.TAIL.size)
+        (max_repeats,) = cls.TAIL.unpack_from(body, cls.FORMAT.size + 1 + body[cls.FORMAT.size])
+        return cls(*fields, name, max_repeats)
 
 
 @dataclass(frozen=True)

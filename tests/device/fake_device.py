@@ -51,6 +51,7 @@ def add_one_model() -> FakeModel:
 class FakeDevice:
     model: FakeModel
     max_payload: int = 64
+    max_repeats: int = 10000  # AOT_APP_MAX_REPEATS
     ticks_per_run: int = 1000
     ticks_per_second: int = 1_000_000
     _decoder: p.FrameDecoder = field(init=False)
@@ -101,6 +102,8 @@ class FakeDevice:
             (version,) = p.HELLO_REQUEST.unpack(body)
             if version >> 8 != p.PROTOCOL_VERSION >> 8:
                 return p.ErrorReply(0x020A, p.PROTOCOL_VERSION).pack()
+            # Like server.c: only a 1.1+ host gets max_repeats after the name.
+            max_repeats = self.max_repeats if version & 0xFF >= 1 else None
             required = sum(
                 -(-t.size_bytes // 16) * 16 for t in self.model.inputs + self.model.outputs
             )
@@ -116,6 +119,7 @@ class FakeDevice:
                 len(self.model.inputs),
                 len(self.model.outputs),
                 self.model.name,
+                max_repeats,
             ).pack()
         if command is p.Command.INFO:
             if len(body) != 2 or body[0] > 1:
@@ -144,6 +148,8 @@ class FakeDevice:
             if len(body) != 4 or p.RUN_REQUEST.unpack(body)[0] == 0:
                 return p.ErrorReply(0x0207, 4).pack()
             (repeats,) = p.RUN_REQUEST.unpack(body)
+            if repeats > self.max_repeats:
+                return p.ErrorReply(0x0207, self.max_repeats).pack()
             arrays = [
                 np.frombuffer(bytes(b), p.DTYPES[t.dtype]).reshape(t.shape)
                 for b, t in zip(self._inputs, self.model.inputs)
@@ -172,7 +178,9 @@ class FakeDevice:
             if body:
                 return p.ErrorReply(0x0207, 0).pack()
             return p.StatsReply(4096, 600, 200, self.runs, self.frames_ok, self.frames_bad).pack()
-        self.quit = True  # QUIT
+        if body:  # QUIT takes no payload, like STATS; the device keeps serving
+            return p.ErrorReply(0x0207, 0).pack()
+        self.quit = True
         return p.ok()
 
 

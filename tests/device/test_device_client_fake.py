@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from fake_device import FakeDevice, FakeModel, FakeTensor, FakeTransport, add_one_model
 
 from aot.device import DeviceClient
 from aot.device import protocol as p
+from aot.device.transport import Transport
 from aot.errors import ConfigError, DeviceError, ProtocolError
 
 pytestmark = pytest.mark.unit
@@ -198,3 +201,84 @@ def test_payload_over_the_limit_is_refused_even_if_it_fits_the_buffer() -> None:
     client.hello()
     with pytest.raises(ProtocolError, match="FRAME_TOO_LONG"):
         client.request(p.Command.SET_INPUT, b"\x01" * 65)
+
+
+def test_quit_with_a_payload_is_refused_and_the_device_keeps_serving() -> None:
+    client = _client()
+    client.hello()
+    with pytest.raises(ProtocolError, match=r"rejected QUIT: .*BAD_PAYLOAD.*detail 0"):
+        client.request(p.Command.QUIT, b"\x01")
+    assert not _transport(client).device.quit
+    client.stats()
+
+
+def test_repeats_over_the_announced_cap_are_refused_before_sending() -> None:
+    device = FakeDevice(add_one_model(), max_repeats=5)
+    client = DeviceClient(FakeTransport(device), timeout=0.1)
+    assert client.hello().max_repeats == 5
+    x = np.zeros((1, 4), np.int8)
+    with pytest.raises(ConfigError, match=r"at most 5 times per request \(AOT_APP_MAX_REPEATS\)"):
+        client.run([x], repeats=6)
+    assert device.runs == 0
+    with pytest.raises(ProtocolError, match=r"BAD_PAYLOAD.*detail 5"):
+        client.request(p.Command.RUN, p.RUN_REQUEST.pack(6))
+    assert client.run([x], repeats=5).runs == 5
+
+
+@pytest.mark.parametrize("repeats", [0, -1, 2**32, 1.5, True])
+def test_invalid_repeats_are_a_config_error(repeats: object) -> None:
+    with pytest.raises(ConfigError, match="repeats must be a whole number from 1 to 4294967295"):
+        _client().run([np.zeros((1, 4), np.int8)], repeats=repeats)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), -1.0, 0.0, 1e12])
+def test_invalid_timeouts_are_a_config_error(timeout: float) -> None:
+    with pytest.raises(ConfigError, match="timeout must be"):
+        DeviceClient(FakeTransport(FakeDevice(add_one_model())), timeout=timeout)
+    with pytest.raises(ConfigError, match="timeout must be"):
+        _client().run([np.zeros((1, 4), np.int8)], timeout=timeout)
+
+
+class _Babbler(Transport):
+    """A device that never answers but keeps sending: ``chunk`` on every read, after
+    ``pause`` seconds (bounded by the read's timeout, as a real transport's is)."""
+
+    def __init__(self, chunk: bytes, pause: float = 0.0) -> None:
+        self.name = "babbler"
+        self.chunk = chunk
+        self.pause = pause
+
+    def read(self, n: int, timeout: float) -> bytes:
+        if self.pause > timeout:
+            time.sleep(timeout)
+            raise self._timeout(timeout)
+        time.sleep(self.pause)
+        return self.chunk[:n]
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def discard_input(self) -> bytes:
+        return b""
+
+
+_STALE = p.Frame(p.Command.HELLO | p.REPLY_BIT, 200, p.ok()).encode()
+
+
+@pytest.mark.parametrize(
+    ("chunk", "pause", "words"),
+    [
+        (_STALE * 50, 0.0, r"no reply to HELLO from babbler within 0.3 s: \d+ frame\(s\) arrived"),
+        (b"\x55" * 4096, 0.0, r"\d+ byte\(s\) arrived without completing a frame"),
+        (b"\x55", 0.1, r"[1-3] byte\(s\) arrived without completing a frame"),
+    ],
+    ids=["stale-replies", "no-delimiter", "trickle"],
+)
+def test_the_deadline_holds_whatever_the_device_sends(
+    chunk: bytes, pause: float, words: str
+) -> None:
+    client = DeviceClient(_Babbler(chunk, pause), timeout=0.3)
+    start = time.monotonic()
+    with pytest.raises(DeviceError, match=words):
+        client.hello()
+    assert time.monotonic() - start < 0.6

@@ -11,7 +11,7 @@ import pytest
 from aot.device import DeviceClient, PipeTransport
 from aot.device import protocol as p
 from aot.device.transport import Transport
-from aot.errors import DeviceError, ProtocolError
+from aot.errors import ConfigError, DeviceError, ProtocolError
 
 pytestmark = pytest.mark.toolchain
 
@@ -180,3 +180,38 @@ def test_reader_gone_is_a_reported_write_error(start: Start) -> None:
     pipe.write(p.Frame(p.Command.STATS, 1, b"").encode())
     assert pipe.wait(5.0) == 1
     assert b"abort: error 0x0303" in pipe.process.stderr.read()
+
+
+def test_quit_with_a_payload_is_refused_and_the_server_keeps_serving(start: Start) -> None:
+    client = start("add_one_model")
+    client.hello()
+    with pytest.raises(ProtocolError, match=r"rejected QUIT: .*BAD_PAYLOAD.*detail 0"):
+        client.request(p.Command.QUIT, b"\x00")
+    x = np.zeros((1, 4), dtype=np.int8)
+    np.testing.assert_array_equal(client.run([x]).outputs[0], np.ones((1, 4)))
+    client.quit()
+    assert _pipe(client).wait(5.0) == 0
+
+
+def test_hello_announces_the_repeat_cap_and_run_holds_it(start: Start) -> None:
+    assert start("add_one_model").hello().max_repeats == 10000  # the default
+    client = start("add_one_model", "-DAOT_APP_MAX_REPEATS=3")
+    assert client.hello().max_repeats == 3
+    x = np.zeros((1, 4), dtype=np.int8)
+    with pytest.raises(ConfigError, match=r"at most 3 times per request.*MAX_REPEATS=4"):
+        client.run([x], repeats=4)
+    # The server refuses on its own too, naming the cap in the detail.
+    with pytest.raises(ProtocolError, match=r"rejected RUN: .*BAD_PAYLOAD.*detail 3"):
+        client.request(p.Command.RUN, p.RUN_REQUEST.pack(4))
+    assert client.run([x], repeats=3).runs == 3
+
+
+def test_a_1_0_host_gets_the_1_0_hello_layout(start: Start) -> None:
+    client = start("add_one_model")
+    client.hello()
+    body = client.request(p.Command.HELLO, p.HELLO_REQUEST.pack(0x0100))
+    # 1.0 hosts read the name up to the end of the payload: nothing may follow it.
+    at = p.HelloReply.FORMAT.size
+    assert body[at + 1 :] == b"add_one"
+    body = client.request(p.Command.HELLO, p.HELLO_REQUEST.pack(0x0101))
+    assert body[at + 1 : at + 8] == b"add_one" and body[at + 8 :] == (10000).to_bytes(4, "little")

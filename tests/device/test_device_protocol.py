@@ -160,3 +160,21 @@ def test_the_example_in_docs_is_right() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
     wire = p.Frame(p.Command.HELLO, 1, p.HELLO_REQUEST.pack(p.PROTOCOL_VERSION)).encode()
     assert f"`{wire.hex(' ')}`" in " ".join(doc.split())
+
+
+def test_hello_max_repeats_follows_the_name_from_1_1_on() -> None:
+    fields = (64, 0, 0, 0, 0, 0, 0, 1, 1)
+    # A 1.0 device: the name ends the payload, no cap is announced.
+    old = p.split_status(p.HelloReply(0x0100, *fields, "m").pack())[1]
+    assert old.endswith(b"\x01m") and p.HelloReply.unpack(old).max_repeats is None
+    # 1.1: max_repeats after the name, which is cut 4 bytes shorter to make room.
+    new = p.HelloReply(0x0101, *fields, "n" * 300, max_repeats=7)
+    assert len(new.pack()) == 64
+    assert p.HelloReply.unpack(p.split_status(new.pack())[1]) == new.__class__(
+        0x0101, *fields, "n" * 29, max_repeats=7
+    )
+    # A later minor may append more: a 1.1 host reads its fields and ignores the rest.
+    later = p.split_status(p.HelloReply(0x0102, *fields, "m", max_repeats=9).pack())[1]
+    assert p.HelloReply.unpack(later + b"\xaa\xbb").max_repeats == 9
+    with pytest.raises(ProtocolError, match="name field does not match"):
+        p.HelloReply.unpack(p.split_status(p.HelloReply(0x0101, *fields, "m").pack())[1])

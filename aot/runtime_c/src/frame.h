@@ -12,7 +12,7 @@
 
 #include "aot/error.h"
 
-#define AOT_PROTOCOL_VERSION 0x0100u /* major << 8 | minor; majors must match */
+#define AOT_PROTOCOL_VERSION 0x0101u /* major << 8 | minor; majors must match */
 
 #define AOT_FRAME_HEADER_BYTES 4u
 #define AOT_FRAME_CRC_BYTES 4u

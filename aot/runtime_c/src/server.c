@@ -16,6 +16,9 @@
 #ifndef AOT_APP_MAX_PAYLOAD
 #define AOT_APP_MAX_PAYLOAD 512u
 #endif
+#ifndef AOT_APP_MAX_REPEATS
+#define AOT_APP_MAX_REPEATS 10000u
+#endif
 
 #define AOT_IO_ALIGN 16u
 #define AOT_MAX_FRAME (AOT_APP_MAX_PAYLOAD + AOT_FRAME_OVERHEAD)
@@ -24,6 +27,9 @@
 
 /* Compile-time checks (C99 has no _Static_assert): a negative array size fails. */
 typedef char aot_check_max_payload[(AOT_APP_MAX_PAYLOAD >= 64u && AOT_APP_MAX_PAYLOAD <= 65535u)
+                                       ? 1
+                                       : -1];
+typedef char aot_check_max_repeats[(AOT_APP_MAX_REPEATS >= 1u && AOT_APP_MAX_REPEATS <= 0xFFFFFFFFu)
                                        ? 1
                                        : -1];
 typedef char aot_check_max_tensors[(AOT_APP_MAX_TENSORS >= 1u && AOT_APP_MAX_TENSORS <= 255u)
@@ -181,9 +187,14 @@ static aot_error_t cmd_hello(uint8_t type, uint8_t seq, const uint8_t* p, uint16
   if (len != 2u) {
     return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 2u);
   }
-  if ((aot_get_u16(p) >> 8) != (AOT_PROTOCOL_VERSION >> 8)) {
+  const uint16_t host_version = aot_get_u16(p);
+  if ((host_version >> 8) != (AOT_PROTOCOL_VERSION >> 8)) {
     return send_error(type, seq, AOT_ERR_PROTOCOL_VERSION_MISMATCH, AOT_PROTOCOL_VERSION);
   }
+  /* A 1.0 host parses the name up to the end of the payload: only hosts that say 1.1
+   * or later get the fields added after it. */
+  const int extended = (host_version & 0xFFu) >= 1u;
+  const size_t tail = extended ? 4u : 0u;
   begin_reply(type, seq, AOT_OK);
   put_u16(AOT_PROTOCOL_VERSION);
   put_u16((uint16_t)AOT_APP_MAX_PAYLOAD);
@@ -196,7 +207,10 @@ static aot_error_t cmd_hello(uint8_t type, uint8_t seq, const uint8_t* p, uint16
   put_u8(g_model != NULL ? (uint8_t)g_model->num_inputs : 0u);
   put_u8(g_model != NULL ? (uint8_t)g_model->num_outputs : 0u);
   put_name(g_model != NULL ? g_model->name : NULL,
-           AOT_MAX_FRAME - AOT_FRAME_CRC_BYTES - g_tx_len - 1u);
+           AOT_MAX_FRAME - AOT_FRAME_CRC_BYTES - g_tx_len - 1u - tail);
+  if (extended) {
+    put_u32(AOT_APP_MAX_REPEATS);
+  }
   return send_reply();
 }
 
@@ -267,10 +281,16 @@ static aot_error_t cmd_run(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t
   if (len != 4u || aot_get_u32(p) == 0u) {
     return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 4u);
   }
+  const uint32_t repeats = aot_get_u32(p);
+#if AOT_APP_MAX_REPEATS < 0xFFFFFFFFu /* at the maximum any u32 fits (and gcc warns) */
+  /* Nothing interrupts a RUN, so the cap is what bounds how long the device is deaf. */
+  if (repeats > AOT_APP_MAX_REPEATS) {
+    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, AOT_APP_MAX_REPEATS);
+  }
+#endif
   if (!ready(type, seq, &status)) {
     return status;
   }
-  const uint32_t repeats = aot_get_u32(p);
   uint64_t total = 0;
   uint32_t min_ticks = 0xFFFFFFFFu;
   uint32_t max_ticks = 0;
@@ -359,10 +379,12 @@ static aot_error_t handle_frame(int* quit) {
     ++g_stats.frames_bad;
     return send_error(AOT_MSG_FRAME_ERROR, seq, AOT_ERR_PROTOCOL_BAD_LENGTH, (uint32_t)n);
   }
+#if AOT_APP_MAX_PAYLOAD < 65535u /* at the maximum every u16 length fits (and gcc warns) */
   if (len > AOT_APP_MAX_PAYLOAD) { /* fits the buffer thanks to COBS slack, still refused */
     ++g_stats.frames_bad;
     return send_error(AOT_MSG_FRAME_ERROR, seq, AOT_ERR_PROTOCOL_FRAME_TOO_LONG, AOT_MAX_FRAME);
   }
+#endif
   const uint32_t crc = aot_get_u32(&g_rx[n - AOT_FRAME_CRC_BYTES]);
   if (aot_crc32(0u, g_rx, n - AOT_FRAME_CRC_BYTES) != crc) {
     ++g_stats.frames_bad;
@@ -385,6 +407,9 @@ static aot_error_t handle_frame(int* quit) {
     case AOT_CMD_STATS:
       return cmd_stats(reply, seq, len);
     case AOT_CMD_QUIT:
+      if (len != 0u) { /* refused like STATS: the device keeps serving */
+        return send_error(reply, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 0u);
+      }
       *quit = 1;
       begin_reply(reply, seq, AOT_OK);
       return send_reply();

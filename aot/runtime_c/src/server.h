@@ -10,6 +10,9 @@
  *   AOT_APP_MAX_TENSORS   maximum inputs and maximum outputs (default 16).
  *   AOT_APP_MAX_PAYLOAD   largest frame payload in bytes, 64..65535 (default 512);
  *                         costs about 2x this in RAM. Larger tensors move in chunks.
+ *   AOT_APP_MAX_REPEATS   most model runs one RUN request may ask for, 1..2^32-1
+ *                         (default 10000). A RUN cannot be interrupted, so this bounds
+ *                         how long the device stops listening; HELLO announces it.
  */
 #ifndef AOT_SERVER_H_
 #define AOT_SERVER_H_
