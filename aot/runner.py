@@ -12,6 +12,7 @@ import numpy as np
 
 from aot.boards import Board, load_board
 from aot.device.client import DeviceClient, RunResult
+from aot.device.process import sigterm_unwinds
 from aot.errors import ConfigError, InternalError
 from aot.library import read_metadata
 
@@ -132,7 +133,8 @@ def run_model(
     output = Path(output)
     metadata = read_metadata(output)
     board = load_board(metadata["board"])
-    with connect(output, metadata, board, timeout, port=port, baud=baud) as client:
+    # SIGTERM unwinds the session like an error, so the device is stopped on the way out.
+    with sigterm_unwinds(), connect(output, metadata, board, timeout, port, baud) as client:
         result = client.run(inputs, repeats=repeats, timeout=timeout)
         stats = client.stats()
         client.quit()

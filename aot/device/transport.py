@@ -16,9 +16,13 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any
 
+from aot.device import process as device_process
 from aot.errors import ConfigError, DeviceError
 
 _POLL_SECONDS = 0.05
+# After its pipes close, a host build exits at once (QUIT, or end of input); one that
+# has not after this long is stuck or misbehaving and is stopped.
+_EXIT_GRACE_S = 0.2
 
 
 class TransportTimeout(DeviceError):
@@ -78,10 +82,11 @@ class PipeTransport(Transport):
 
     @classmethod
     def spawn(cls, argv: list[str], **popen: Any) -> PipeTransport:
-        """Starts ``argv`` with pipes; stderr goes to a pipe unless given."""
+        """Starts ``argv`` with pipes as a device process (:mod:`aot.device.process`: it
+        dies with aot); stderr goes to a pipe unless given."""
         popen.setdefault("stderr", subprocess.PIPE)
         try:
-            process = subprocess.Popen(
+            process = device_process.spawn(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, **popen
             )
         except OSError as exc:
@@ -120,12 +125,7 @@ class PipeTransport(Transport):
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 stream.close()
-        if self.process.poll() is None:
-            try:
-                self.process.wait(1.0)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        device_process.stop(self.process, grace=_EXIT_GRACE_S)
         if self.process.stderr is not None:
             self.process.stderr.close()
 

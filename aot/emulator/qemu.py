@@ -4,7 +4,9 @@
 for the client (``wait=on``), so nothing the firmware prints before the host connects is
 lost. ``url`` is a pyserial URL (``socket://127.0.0.1:PORT``). On leaving the block,
 whatever happened (success, exception, timeout, Ctrl-C), QEMU is terminated, then
-killed, then reaped: no orphan processes.
+killed, then reaped; it is started as a device process (:mod:`aot.device.process`), so
+it dies with aot even when aot is killed. What QEMU prints goes to an unnamed temporary
+file: nothing is left in the temporary folder, whatever happens to aot.
 
 Time: ``-icount shift=0`` makes virtual time advance 1 ns per executed instruction, and
 ``sleep=off`` keeps it still while the core sleeps in WFI waiting for the host. The
@@ -14,11 +16,9 @@ never cycles, and identical runs give identical tick counts.
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import re
-import signal
 import socket
 import subprocess
 import tempfile
@@ -26,8 +26,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from aot.boards import Board
+from aot.device import process as device_process
 from aot.errors import ConfigError, DeviceError, ToolchainError
 from aot.toolchain import qemu_system_arm
 
@@ -36,20 +38,8 @@ log = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
 ICOUNT = "shift=0,sleep=off"
 START_TIMEOUT_S = 10.0
-STOP_TIMEOUT_S = 3.0
 _LISTENING_RE = re.compile(r"QEMU waiting for connection on")
 _PORT_IN_USE_RE = re.compile(r"Address already in use|Failed to bind", re.IGNORECASE)
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: have Linux kill QEMU if this Python process dies without
-    running its cleanup (SIGKILL, crash), so not even then is QEMU orphaned."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass  # not Linux: the context manager still stops QEMU on every normal exit
 
 
 def free_port() -> int:
@@ -110,8 +100,7 @@ class QemuInstance:
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.command: list[str] = []
-        self._stderr_dir: tempfile.TemporaryDirectory[str] | None = None
-        self._stderr_path: Path | None = None
+        self._stderr: IO[bytes] | None = None
         self._last_stderr = ""
 
     @property
@@ -126,9 +115,11 @@ class QemuInstance:
 
     def stderr_text(self) -> str:
         """What QEMU printed (also available after stop())."""
-        if self._stderr_path is None or not self._stderr_path.exists():
+        if self._stderr is None:
             return self._last_stderr
-        return self._stderr_path.read_text(errors="replace")
+        # pread: QEMU shares this file's offset and appends at it; reading must not move it.
+        fd = self._stderr.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
 
     def __enter__(self) -> QemuInstance:
         self.start()
@@ -146,8 +137,6 @@ class QemuInstance:
         if not self.firmware.is_file():
             raise ConfigError(f"firmware {self.firmware} does not exist")
         qemu = qemu_system_arm()
-        self._stderr_dir = tempfile.TemporaryDirectory(prefix="aot-qemu-")
-        self._stderr_path = Path(self._stderr_dir.name) / "stderr.txt"
         try:
             for _attempt in range(3):
                 if self._start_once(qemu):
@@ -159,22 +148,23 @@ class QemuInstance:
 
     def _start_once(self, qemu: Path) -> bool:
         """True when QEMU listens; False when the port was taken (retry)."""
-        assert self._stderr_path is not None
+        self._close_stderr()
+        # Unlinked at once (O_TMPFILE on Linux): no folder to leave behind if aot is killed.
+        self._stderr = tempfile.TemporaryFile(prefix="aot-qemu-")  # noqa: SIM115 - stop() closes it
         self.port = free_port()
         self.command = qemu_command(
             self.board, self.firmware, self.port, qemu=qemu, extra_args=self.extra_args
         )
         log.debug("starting %s", " ".join(self.command))
-        with open(self._stderr_path, "wb") as err:
-            # New session: Ctrl-C in the terminal reaches only us, and we stop QEMU.
-            self.process = subprocess.Popen(
+        try:
+            self.process = device_process.spawn(
                 self.command,
                 stdin=subprocess.DEVNULL,
-                stdout=err,
+                stdout=self._stderr,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
             )
+        except OSError as exc:
+            raise ToolchainError(f"cannot start {qemu}: {exc}") from exc
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             text = self.stderr_text()
@@ -197,21 +187,16 @@ class QemuInstance:
     def stop(self) -> None:
         """Terminate, then kill, then reap QEMU. Safe to call twice."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=STOP_TIMEOUT_S)
-        elif process is not None:
-            process.wait()
+        if process is not None:
+            device_process.stop(process)
         self.port = None
-        if self._stderr_dir is not None:
+        self._close_stderr()
+
+    def _close_stderr(self) -> None:
+        if self._stderr is not None:
             self._last_stderr = self.stderr_text()
-            self._stderr_dir.cleanup()
-            self._stderr_dir = None
-            self._stderr_path = None
+            self._stderr.close()
+            self._stderr = None
 
 
 def qemu_children(pid: int | None = None) -> list[int]:
