@@ -45,9 +45,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="an input as a .npy file, once per model input, in order",
     )
     parser.add_argument("--save", metavar="DIR", help="write output_<n>.npy files here")
-    parser.add_argument("--repeat", type=int, default=1, help="inferences to time (default: 1)")
     parser.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds to wait for the device (default: 120)"
+        "--repeat",
+        type=int,
+        default=1,
+        help="inferences to time, at most what the firmware announces (default: 1)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds to wait for each reply of the device, positive (default: 120)",
     )
     parser.add_argument(
         "--port",
@@ -65,9 +73,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from aot.device.client import check_repeats, check_timeout
     from aot.library import read_metadata
     from aot.runner import load_inputs, run_model
 
+    # Checked before anything starts: nan, inf or 2**32 would fail deep in the transport.
+    check_repeats(args.repeat, what="--repeat")
+    check_timeout(args.timeout, what="--timeout")
     folder = Path(args.folder)
     metadata = read_metadata(folder)
     inputs = load_inputs(args.input, metadata)

@@ -22,7 +22,8 @@ MAX_TIMEOUT = 30 * 24 * 3600.0
 def check_timeout(seconds: float, what: str = "timeout") -> float:
     """``seconds`` if it is a usable wait (finite, positive), else a ConfigError."""
     if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
-        raise ConfigError(f"{what} must be a positive number of seconds, got {seconds}")
+        shown = f"{seconds:g}" if isinstance(seconds, (int, float)) else repr(seconds)
+        raise ConfigError(f"{what} must be a positive number of seconds, got {shown}")
     if seconds > MAX_TIMEOUT:
         raise ConfigError(f"{what} must be at most {MAX_TIMEOUT:g} s (30 days), got {seconds:g}")
     return float(seconds)
