@@ -3,13 +3,20 @@ each worker has its own temporary folders)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from emulator_helpers import EXAMPLE_MODEL, ModelNeeds, model_path
+from emulator_helpers import EXAMPLE_MODEL, REPO, ModelNeeds, model_path, require_tools
 
+from aot.boards import load_board
 from aot.errors import AotError
+from aot.linker import render_linker_script
+from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
+
+SILENT_C = Path(__file__).resolve().parent / "firmware" / "silent.c"
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +63,29 @@ def firmware(
         return cache[key]
 
     return get
+
+
+@pytest.fixture
+def silent_folder(firmware, tmp_path: Path) -> Path:
+    """A copy of the example's build folder whose firmware never speaks the protocol."""
+    require_tools("arm-none-eabi-gcc", "make")
+    board = load_board("mps2_an386")
+    example = firmware("example", board.name)
+    assert not isinstance(example, AotError), example
+    project = tmp_path / "silent_project"
+    shutil.copytree(REPO / "aot" / "project" / "templates" / "cmsis", project)
+    (project / "board.ld").write_text(render_linker_script(board, {}))
+    port = REPO / "aot" / "runtime_c" / "ports" / board.port_for("cmsis") / "port.c"
+    config = cmsis_build_config(
+        board,
+        sources=[str(SILENT_C), str(port)],
+        includes=[str(REPO / "aot" / "runtime_c" / "include")],
+        target="silent",
+    )
+    write_build_config(project, config, board)
+    elf = build_with_make(project)
+    folder = tmp_path / "silent"
+    shutil.copytree(example, folder)
+    metadata = json.loads((folder / "metadata.json").read_text())
+    shutil.copy2(elf, folder / metadata["build"]["executable"])
+    return folder

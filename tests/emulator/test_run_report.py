@@ -5,7 +5,6 @@ never answers ends in a clear DeviceError within the timeout."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -24,12 +23,10 @@ from aot.boards import load_board
 from aot.cli import main as aot_main
 from aot.emulator.qemu import qemu_children
 from aot.errors import AotError, DeviceError
-from aot.linker import DEFAULT_STACK_SIZE, render_linker_script
-from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
+from aot.linker import DEFAULT_STACK_SIZE
 
 pytestmark = pytest.mark.emulator
 
-SILENT_C = Path(__file__).resolve().parent / "firmware" / "silent.c"
 SILENT_TIMEOUT_S = 3.0
 # QEMU start-up (a few hundred ms) plus its stop (terminate, at most 3 s, then kill).
 QEMU_OVERHEAD_S = 8.0
@@ -124,31 +121,6 @@ def test_no_qemu_left_after_runs(firmware, capsys) -> None:
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["time_unit"] == "instructions"
     assert qemu_processes_running(str(folder)) == []
-
-
-@pytest.fixture
-def silent_folder(firmware, tmp_path: Path) -> Path:
-    """A copy of the example's build folder whose firmware never speaks the protocol."""
-    board = load_board("mps2_an386")
-    example = firmware("example", board.name)
-    assert not isinstance(example, AotError), example
-    project = tmp_path / "silent_project"
-    shutil.copytree(REPO / "aot" / "project" / "templates" / "cmsis", project)
-    (project / "board.ld").write_text(render_linker_script(board, {}))
-    port = REPO / "aot" / "runtime_c" / "ports" / board.port_for("cmsis") / "port.c"
-    config = cmsis_build_config(
-        board,
-        sources=[str(SILENT_C), str(port)],
-        includes=[str(REPO / "aot" / "runtime_c" / "include")],
-        target="silent",
-    )
-    write_build_config(project, config, board)
-    elf = build_with_make(project)
-    folder = tmp_path / "silent"
-    shutil.copytree(example, folder)
-    metadata = json.loads((folder / "metadata.json").read_text())
-    shutil.copy2(elf, folder / metadata["build"]["executable"])
-    return folder
 
 
 def test_silent_firmware_times_out_with_a_device_error(silent_folder, capsys) -> None:
