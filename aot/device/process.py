@@ -29,7 +29,7 @@ _PR_SET_PDEATHSIG = 1
 def _load_prctl() -> Callable[..., int] | None:
     # Resolved in the parent: a forked child should only call it, not dlopen.
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None  # not Linux: stop() and sigterm_unwinds() still cover normal exits
 
