@@ -97,6 +97,59 @@ def connect(
     raise InternalError(f"board '{board.name}' is neither host, emulated nor physical")
 
 
+NPY_MAGIC = b"\x93NUMPY"
+SAVE_HINT = "write it with numpy.save(path, array)"
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    """One input array; each way a file can fail to be a numeric .npy gets its own line."""
+    if path.is_dir():
+        raise ConfigError(f"input {path} is a directory, not a .npy file")
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(NPY_MAGIC))
+    except FileNotFoundError:
+        raise ConfigError(f"input file {path} does not exist") from None
+    except OSError as err:
+        raise ConfigError(f"cannot open input {path}: {err.strerror}") from None
+    if not head:
+        raise ConfigError(f"input {path} is an empty file, not a .npy array; {SAVE_HINT}")
+    if head.startswith(b"PK"):  # a zip: numpy.savez writes these
+        raise ConfigError(f"input {path} is a .npz archive; give one .npy file per -i option")
+    if head != NPY_MAGIC:
+        kind = "a text file" if _looks_like_text(path) else "a binary file"
+        raise ConfigError(f"input {path} is {kind}, not a .npy array; {SAVE_HINT}")
+    try:
+        with path.open("rb") as f:
+            major, _ = np.lib.format.read_magic(f)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if major == 1
+                else np.lib.format.read_array_header_2_0
+            )
+            _, _, dtype = read_header(f)
+    except (ValueError, EOFError):
+        raise ConfigError(f"input {path} has a corrupt .npy header; {SAVE_HINT}") from None
+    if dtype.hasobject:
+        raise ConfigError(
+            f"input {path} holds Python objects (dtype {dtype}), not numbers; save a numeric "
+            "array with numpy.save"
+        )
+    try:
+        # Never unpickle: an input file must not be able to run code.
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        raise ConfigError(f"input {path} is a truncated .npy file; {SAVE_HINT}") from None
+    return array
+
+
+def _looks_like_text(path: Path) -> bool:
+    with path.open("rb") as f:
+        sample = f.read(512)
+    # Text (CSV, JSON, a pasted list) has no control bytes besides whitespace.
+    return all(byte >= 0x20 or byte in b"\t\n\r" for byte in sample)
+
+
 def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
     specs = metadata["inputs"]
     if len(paths) != len(specs):
@@ -106,12 +159,7 @@ def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
         )
     arrays = []
     for path, spec in zip(paths, specs, strict=True):
-        try:
-            array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as err:
-            raise ConfigError(
-                f"cannot read input {path} as a .npy file: {err or 'empty file'}"
-            ) from err
+        array = _read_npy(Path(path))
         expected_shape = tuple(spec["shape"])
         if array.dtype != np.dtype(spec["dtype"]) or array.shape != expected_shape:
             raise ConfigError(

@@ -21,10 +21,27 @@ def _is_integer_model(tflite_file: object) -> bool:
     )
 
 
+MODEL_SUFFIXES = (".tflite", ".onnx")
+
+
+def _check_model_path(path: Path) -> None:
+    if path.is_dir():
+        found = sorted(p.name for p in path.iterdir() if p.suffix.lower() in MODEL_SUFFIXES)
+        more = ", ..." if len(found) > 3 else ""
+        hint = f"; it holds {', '.join(found[:3])}{more}" if found else ""
+        raise ConfigError(
+            f"model path {path} is a directory, not a model file: give the .tflite or .onnx "
+            f"file itself{hint}"
+        )
+    if not path.exists():
+        raise ConfigError(f"model file {path} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"model path {path} is not a regular file: give a .tflite or .onnx file")
+
+
 def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
     path = str(path)
-    if not Path(path).is_file():
-        raise ConfigError(f"model file {path} does not exist")
+    _check_model_path(Path(path))
     if frontend not in FRONTENDS:
         raise ConfigError(f"unknown frontend '{frontend}'; choose one of {', '.join(FRONTENDS)}")
     head = Path(path).read_bytes()[:8]
