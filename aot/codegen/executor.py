@@ -15,7 +15,7 @@ from aot.lowering import CONSTANT, INPUT, OUTPUT, LoweredModel, Tensor
 from aot.planning import MemoryPlan
 
 # Matches aot_dtype_t in aot/runtime_c/include/aot/model.h.
-MODEL_DTYPES = {"int8": 0, "uint8": 1, "int16": 2, "int32": 3, "float32": 4}
+MODEL_DTYPES = {"int8": 0, "uint8": 1, "int16": 2, "int32": 3, "float32": 4, "float64": 5}
 
 COMPILER_MACROS = """\
 #if defined(__GNUC__) || defined(__clang__)

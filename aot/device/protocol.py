@@ -55,6 +55,7 @@ DTYPES: dict[int, np.dtype] = {
     2: np.dtype("<i2"),
     3: np.dtype("<i4"),
     4: np.dtype("<f4"),
+    5: np.dtype("<f8"),
 }
 DTYPE_CODES: dict[np.dtype, int] = {v: k for k, v in DTYPES.items()}
 

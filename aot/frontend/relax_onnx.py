@@ -7,7 +7,18 @@ from pathlib import Path
 from aot.errors import ModelError, UnsupportedError
 from aot.frontend.model import ImportedModel, TensorSpec
 
-ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool"}
+# ONNX TensorProto element types aot reads. float64 compiles to C double: hardware on the
+# double-precision FPUs (Cortex-M7 dp, M55), software doubles on the other cores.
+ONNX_DTYPES = {
+    1: "float32",
+    2: "uint8",
+    3: "int8",
+    5: "int16",
+    6: "int32",
+    7: "int64",
+    9: "bool",
+    11: "float64",
+}
 
 
 def _value_spec(value: object, path: str) -> TensorSpec:
@@ -24,8 +35,16 @@ def _value_spec(value: object, path: str) -> TensorSpec:
             )
     dtype = ONNX_DTYPES.get(tensor_type.elem_type)
     if dtype is None:
+        import onnx
+
+        try:
+            type_name = onnx.TensorProto.DataType.Name(tensor_type.elem_type).lower()
+        except ValueError:
+            type_name = "unknown"
         raise UnsupportedError(
-            f"{path}: '{value.name}' has ONNX element type {tensor_type.elem_type}"
+            f"{path}: '{value.name}' has ONNX element type {tensor_type.elem_type} ({type_name}); "
+            f"aot compiles {', '.join(sorted(set(ONNX_DTYPES.values())))}: convert the model "
+            "(e.g. float16 to float32)"
         )
     return TensorSpec(name=value.name, shape=tuple(shape), dtype=dtype)
 

@@ -22,6 +22,7 @@ typedef enum {
   AOT_DTYPE_INT16 = 2,
   AOT_DTYPE_INT32 = 3,
   AOT_DTYPE_FLOAT32 = 4,
+  AOT_DTYPE_FLOAT64 = 5,
 } aot_dtype_t;
 
 #define AOT_MAX_NDIM 6
