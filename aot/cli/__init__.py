@@ -16,7 +16,7 @@ from aot import __version__
 from aot.errors import AotError
 
 # Modules under aot.cli, one per subcommand, in the order --help lists them.
-SUBCOMMANDS = ["build", "run", "flash", "inspect", "boards"]
+SUBCOMMANDS = ["build", "run", "flash", "inspect", "boards", "operators"]
 
 DESCRIPTION = """\
 Compile a neural network into plain C for a microcontroller and run it.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from aot.errors import ModelError, UnsupportedError
@@ -49,6 +50,17 @@ def _value_spec(value: object, path: str) -> TensorSpec:
     return TensorSpec(name=value.name, shape=tuple(shape), dtype=dtype)
 
 
+def supported_operators() -> dict[str, tuple[int, ...]]:
+    """ONNX operator -> the opset versions its TVM converter implements (``_impl_v<N>``)."""
+    from tvm.relax.frontend.onnx import onnx_frontend
+
+    table = {}
+    for name, converter in onnx_frontend._get_convert_map().items():
+        versions = (re.fullmatch(r"_impl_v(\d+)", attr) for attr in dir(converter))
+        table[name] = tuple(sorted(int(m.group(1)) for m in versions if m))
+    return table
+
+
 def import_onnx_relax(path: str) -> ImportedModel:
     import onnx
 
@@ -70,7 +82,7 @@ def import_onnx_relax(path: str) -> ImportedModel:
 
     from tvm.relax.frontend.onnx import onnx_frontend
 
-    supported = set(onnx_frontend._get_convert_map())
+    supported = set(supported_operators())
     for index, node in enumerate(graph.node):
         if node.op_type not in supported:
             raise UnsupportedError(

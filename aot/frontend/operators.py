@@ -1,0 +1,669 @@
+"""What each frontend supports, operator by operator: the data behind docs/operators.md.
+
+The operator *names* come from the importers' own tables (``tflite_int8.SUPPORTED_OPERATORS``,
+the Relax TFLite converter's ``convert_map``, the Relax ONNX ``_get_convert_map()``); the
+dtype and limit text is written here, keyed by the same names. tests/operators checks that
+the keys equal the importers' sets, so a new handler without an entry here fails, and that
+docs/operators.md is exactly ``render_markdown()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Frontends in the order they are documented (the --frontend names of `aot build`).
+FRONTEND_NAMES = ("tflite-int8", "relax-tflite", "relax-onnx")
+
+
+@dataclass(frozen=True)
+class OperatorEntry:
+    name: str
+    dtypes: str
+    limits: str
+    tested: bool = False  # compiled and checked against a reference runtime by aot's tests
+    versions: tuple[int, ...] = ()  # ONNX: the converter's _impl_v<N> versions
+
+
+@dataclass(frozen=True)
+class FrontendTable:
+    name: str
+    title: str
+    source: str  # where the operator list comes from
+    summary: str
+    operators: tuple[OperatorEntry, ...]
+    not_yet_supported: tuple[str, ...] = field(default=())
+
+
+# -- tflite-int8: aot's own importer (aot/frontend/tflite_int8.py) -------------------------
+
+# Every int8 handler requires quantized int8 tensors (``_Importer.expect``); the summary
+# says they are per-tensor, so "int8" alone means exactly that.
+_INT8 = "int8"
+_FUSED = "fused activation NONE, RELU, RELU6 or RELU_N1_TO_1"
+
+# Each entry is read off the handler in tflite_int8.py: the ``expect`` dtypes,
+# ``per_tensor`` checks, options honoured and the shape checks it makes.
+INT8_OPERATORS: dict[str, tuple[str, str]] = {
+    "ADD": (
+        "int8, both inputs per-tensor",
+        f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
+    ),
+    "AVERAGE_POOL_2D": (
+        _INT8,
+        f"4-D NHWC; SAME or VALID padding (padded taps are not counted); any filter and "
+        f"stride, no dilation; {_FUSED}",
+    ),
+    "CONCATENATION": (
+        "int8; every input with the output's scale and zero point",
+        "any rank, any axis (negative allowed); any number of inputs; no fused activation",
+    ),
+    "CONV_2D": (
+        "int8; weights int8 per-tensor or per-channel, zero point 0; bias int32",
+        f"4-D NHWC input, OHWI weights; SAME or VALID padding; any stride and dilation; "
+        f"grouped when the input channels are a multiple of the weights' depth; {_FUSED}",
+    ),
+    "DEPTHWISE_CONV_2D": (
+        "int8; weights int8 [1, H, W, C] per-tensor or per-channel, zero point 0; bias int32",
+        f"4-D NHWC; depth multiplier >= 1; SAME or VALID padding; any stride and dilation; "
+        f"{_FUSED}",
+    ),
+    "DEQUANTIZE": (
+        "int8 or uint8 -> float32",
+        "any rank; meant for the model boundary",
+    ),
+    "EXPAND_DIMS": (_INT8, "any rank; output shape from the output tensor; no kernel if equal"),
+    "FULLY_CONNECTED": (
+        "int8; weights int8 [out, depth] per-tensor (any zero point) or per-channel (one "
+        "zero point); bias int32, optional",
+        f"input of any rank read as [batches, depth]; DEFAULT weights format only; {_FUSED}",
+    ),
+    "HARD_SWISH": (
+        _INT8,
+        "any rank; the output scale must not be much smaller than the input scale "
+        "(output multiplier exponent <= 0)",
+    ),
+    "LOGISTIC": (_INT8, "any rank; output scale 1/256 (as TFLite requires); 256-entry table"),
+    "MAX_POOL_2D": (
+        _INT8,
+        f"4-D NHWC; SAME or VALID padding; any filter and stride, no dilation; {_FUSED}",
+    ),
+    "MEAN": (
+        _INT8,
+        "any rank; constant axes (negative allowed); keep_dims honoured",
+    ),
+    "MUL": (
+        "int8, both inputs per-tensor",
+        f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
+    ),
+    "PAD": (
+        _INT8,
+        "any rank; constant non-negative paddings, one pair per dimension; pads with the "
+        "output zero point",
+    ),
+    "PADV2": (
+        _INT8,
+        "any rank; constant non-negative paddings, one pair per dimension; constant pad value",
+    ),
+    "QUANTIZE": (
+        "float32, int8 or uint8 -> int8 or uint8",
+        "any rank; float32 -> int8/uint8 at the model boundary, int8/uint8 -> int8/uint8 "
+        "requantizes",
+    ),
+    "RELU": (_INT8, "any rank; requantizes when input and output scales differ"),
+    "RELU6": (_INT8, "any rank; requantizes when input and output scales differ"),
+    "RELU_N1_TO_1": (_INT8, "any rank; requantizes when input and output scales differ"),
+    "RESHAPE": (_INT8, "any rank; output shape from the output tensor; no kernel if equal"),
+    "SOFTMAX": (
+        _INT8,
+        "last axis; output zero point -128 and scale 1/256 (as TFLite requires); any beta",
+    ),
+    "SQUEEZE": (_INT8, "any rank; output shape from the output tensor; no kernel if equal"),
+    "STRIDED_SLICE": (
+        _INT8,
+        "any rank; constant begin, end and strides (one per dimension, stride != 0); "
+        "begin, end and shrink-axis masks and offset; no ellipsis or new-axis mask",
+    ),
+    "TANH": (_INT8, "any rank; 256-entry table"),
+    "TRANSPOSE": (_INT8, "any rank; constant permutation"),
+}
+
+INT8_SUMMARY = (
+    "aot's own integer importer, picked by `--frontend auto` when every model input and "
+    "output is quantized. It follows TFLite's reference integer kernels bit for bit (see "
+    "docs/int8.md). Tensors between operators are int8 with per-tensor quantization; "
+    "int32 exists only inside a kernel. Static shapes (a dynamic batch dimension runs at "
+    "the stored size); one subgraph. Not supported: int16 activations (16x8), uint8 or "
+    "float32 tensors between operators, hybrid operators (float activations, int8 weights)."
+)
+
+# The builtin operators of TensorFlow Lite Micro's MicroMutableOpResolver (its Add<Op>()
+# methods in tensorflow/lite/micro/micro_mutable_op_resolver.h), as TFLite builtin names.
+TFLM_REVISION = "commit 90b983c2, 2026-08-20"
+TFLM_BUILTIN_OPERATORS: tuple[str, ...] = (
+    "ABS", "ADD", "ADD_N", "ARG_MAX", "ARG_MIN", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D",
+    "BATCH_MATMUL", "BATCH_TO_SPACE_ND", "BROADCAST_ARGS", "BROADCAST_TO", "CALL_ONCE",
+    "CAST", "CEIL", "CONCATENATION", "CONV_2D", "COS", "CUMSUM", "DEPTHWISE_CONV_2D",
+    "DEPTH_TO_SPACE", "DEQUANTIZE", "DIV", "DYNAMIC_UPDATE_SLICE", "ELU", "EMBEDDING_LOOKUP",
+    "EQUAL", "EXP", "EXPAND_DIMS", "FILL", "FLOOR", "FLOOR_DIV", "FLOOR_MOD",
+    "FULLY_CONNECTED", "GATHER", "GATHER_ND", "GREATER", "GREATER_EQUAL", "HARD_SWISH", "IF",
+    "L2_NORMALIZATION", "L2_POOL_2D", "LEAKY_RELU", "LESS", "LESS_EQUAL", "LOG",
+    "LOGICAL_AND", "LOGICAL_NOT", "LOGICAL_OR", "LOGISTIC", "LOG_SOFTMAX", "MAXIMUM",
+    "MAX_POOL_2D", "MEAN", "MINIMUM", "MIRROR_PAD", "MUL", "NEG", "NOT_EQUAL", "PACK", "PAD",
+    "PADV2", "PRELU", "QUANTIZE", "READ_VARIABLE", "REDUCE_ALL", "REDUCE_MAX", "REDUCE_MIN",
+    "RELU", "RELU6", "RESHAPE", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2",
+    "ROUND", "RSQRT", "SELECT_V2", "SHAPE", "SIN", "SLICE", "SOFTMAX", "SPACE_TO_BATCH_ND",
+    "SPACE_TO_DEPTH", "SPLIT", "SPLIT_V", "SQRT", "SQUARE", "SQUARED_DIFFERENCE", "SQUEEZE",
+    "STRIDED_SLICE", "SUB", "SUM", "SVDF", "TANH", "TRANSPOSE", "TRANSPOSE_CONV",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM", "UNPACK", "VAR_HANDLE", "WHILE", "ZEROS_LIKE",
+)  # fmt: skip
+
+# Its custom operators (registered by name, reached as CUSTOM:<name> in aot's messages).
+TFLM_CUSTOM_OPERATORS: tuple[str, ...] = (
+    "CIRCULAR_BUFFER", "TFLite_Detection_PostProcess", "ethos-u", "TFLM_DECODE",
+    "SignalDelay", "SignalEnergy", "SignalFftAutoScale", "SignalFilterBank",
+    "SignalFilterBankLog", "SignalFilterBankSquareRoot", "SignalFilterBankSpectralSubtraction",
+    "SignalFramer", "SignalIrfft", "SignalOverlapAdd", "SignalPCAN", "SignalRfft",
+    "SignalStacker", "SignalWindow",
+)  # fmt: skip
+
+
+# -- relax-tflite: TVM's Relax TFLite frontend ---------------------------------------------
+
+
+def _group(note: T, names: str) -> dict[str, T]:
+    """One note for several operators: the table stays keyed by operator name."""
+    return dict.fromkeys(names.split(), note)
+
+
+_STATIC = "compiles when it legalizes to static-shape TIR kernels"
+_NO_C = "aot has no C lowering for it (needs the TVM runtime or dynamic shapes)"
+
+RELAX_TFLITE_NOTES: dict[str, str] = {
+    **_group(
+        "elementwise, numpy broadcasting",
+        "ABS ADD ADD_N ATAN2 CEIL COS DIV EXP FLOOR FLOOR_DIV FLOOR_MOD LOG MAXIMUM MINIMUM "
+        "MUL NEG POW ROUND RSQRT SIGN SIN SQRT SQUARE SQUARED_DIFFERENCE SUB TAN",
+    ),
+    **_group(
+        "comparison or logic, bool result (bool only between operators)",
+        "EQUAL NOT_EQUAL GREATER GREATER_EQUAL LESS LESS_EQUAL LOGICAL_AND LOGICAL_OR LOGICAL_NOT",
+    ),
+    **_group("integer bit operation", "BITWISE_XOR RIGHT_SHIFT"),
+    **_group(
+        "activation",
+        "ELU GELU HARD_SWISH LEAKY_RELU LOGISTIC PRELU RELU RELU6 RELU_0_TO_1 RELU_N1_TO_1 TANH",
+    ),
+    **_group(
+        "normalization over the last axis",
+        "SOFTMAX LOG_SOFTMAX L2_NORMALIZATION LOCAL_RESPONSE_NORMALIZATION",
+    ),
+    **_group(
+        "NHWC convolution, SAME/VALID padding, strides, dilation, fused activation",
+        "CONV_2D DEPTHWISE_CONV_2D TRANSPOSE_CONV CONV_3D CONV_3D_TRANSPOSE",
+    ),
+    **_group(
+        "NHWC pooling, SAME/VALID padding, fused activation",
+        "AVERAGE_POOL_2D MAX_POOL_2D L2_POOL_2D",
+    ),
+    **_group("matrix product, fused activation on FULLY_CONNECTED", "FULLY_CONNECTED BATCH_MATMUL"),
+    **_group(
+        "reduction over constant axes",
+        "MEAN SUM REDUCE_MAX REDUCE_MIN REDUCE_PROD REDUCE_ALL REDUCE_ANY ARG_MAX ARG_MIN CUMSUM",
+    ),
+    **_group(
+        "layout or copy; shape, index and padding operands must be constant",
+        "RESHAPE SQUEEZE EXPAND_DIMS TRANSPOSE CONCATENATION PACK UNPACK SPLIT SPLIT_V SLICE "
+        "STRIDED_SLICE PAD PADV2 MIRROR_PAD TILE BROADCAST_TO GATHER GATHER_ND DEPTH_TO_SPACE "
+        "SPACE_TO_DEPTH BATCH_TO_SPACE_ND SPACE_TO_BATCH_ND REVERSE_V2 REVERSE_SEQUENCE "
+        "MATRIX_DIAG MATRIX_SET_DIAG SCATTER_ND SPARSE_TO_DENSE EMBEDDING_LOOKUP "
+        "EMBEDDING_LOOKUP_SPARSE DILATE DENSIFY ONE_HOT FILL ZEROS_LIKE",
+    ),
+    **_group("element type change", "CAST BITCAST"),
+    **_group("selection", "SELECT SELECT_V2 WHERE BUCKETIZE"),
+    **_group("resize, NHWC", "RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR"),
+    **_group(f"shape computation; {_STATIC} (constant inputs)", "SHAPE RANK BROADCAST_ARGS RANGE"),
+    **_group(
+        "recurrent layer, unrolled by the converter",
+        "LSTM UNIDIRECTIONAL_SEQUENCE_LSTM BIDIRECTIONAL_SEQUENCE_LSTM "
+        "UNIDIRECTIONAL_SEQUENCE_RNN BIDIRECTIONAL_SEQUENCE_RNN SVDF",
+    ),
+    **_group(
+        "quantization: the converter works in float32 around it (use tflite-int8 for "
+        "integer models)",
+        "QUANTIZE DEQUANTIZE FAKE_QUANT",
+    ),
+    **_group(
+        f"data-dependent output (sorting, suppression, segments); {_STATIC}",
+        "TOPK_V2 UNIQUE NON_MAX_SUPPRESSION_V4 NON_MAX_SUPPRESSION_V5 DETECTION_POSTPROCESS "
+        "SEGMENT_SUM UNSORTED_SEGMENT_MAX UNSORTED_SEGMENT_MIN UNSORTED_SEGMENT_PROD "
+        "UNSORTED_SEGMENT_SUM",
+    ),
+    **_group(f"random numbers; {_NO_C}", "MULTINOMIAL RANDOM_STANDARD_NORMAL RANDOM_UNIFORM"),
+    **_group(
+        "complex numbers; aot has no C type for complex tensors", "RFFT2D COMPLEX_ABS REAL IMAG"
+    ),
+    **_group(
+        "control flow over subgraphs; aot's executor runs one static graph",
+        "IF WHILE CALL CALL_ONCE",
+    ),
+    **_group(
+        "resource or hash table; the converter accepts only constant initialisation (in CALL_ONCE)",
+        "VAR_HANDLE READ_VARIABLE ASSIGN_VARIABLE HASHTABLE HASHTABLE_FIND HASHTABLE_IMPORT "
+        "HASHTABLE_LOOKUP HASHTABLE_SIZE",
+    ),
+    **_group(
+        "a marker, not an operator: the converter refuses it",
+        "DELEGATE PLACEHOLDER_FOR_GREATER_OP_CODES",
+    ),
+}
+
+# StableHLO operators inside TFLite files (rare in microcontroller models).
+_STABLEHLO_NOTE = "StableHLO operator in a TFLite file"
+
+RELAX_TFLITE_SUMMARY = (
+    "TVM's Relax TFLite frontend, used for float models (`--frontend auto` picks it when "
+    "an input or output is not quantized). Tensors are float32; the operators marked "
+    "*int8 via float* also take int8/uint8 quantized tensors, which the converter turns "
+    "into dequantize -> float32 operator -> quantize (weights stored as float32, not "
+    "bit-exact: use tflite-int8 for integer models). Every operator must legalize to a "
+    "static-shape TIR kernel; anything else stops `aot build` with 'survived "
+    "legalization'."
+)
+
+
+# -- relax-onnx: TVM's Relax ONNX frontend -------------------------------------------------
+
+_FLOAT = "float32, float64"
+
+RELAX_ONNX_NOTES: dict[str, tuple[str, str]] = {
+    **_group(
+        (_FLOAT, "elementwise, numpy broadcasting"),
+        "Abs Acos Acosh Add Asin Asinh Atan Atanh Ceil Cos Cosh Div Erf Exp Floor Log Max "
+        "Mean Min Mod Mul Neg Pow Reciprocal Round Sign Sin Sinh Sqrt Sub Sum Tan Tanh Clip",
+    ),
+    **_group(
+        ("float or integer in, bool out", "comparison or test"),
+        "Equal Greater GreaterOrEqual Less LessOrEqual IsInf IsNaN",
+    ),
+    **_group(
+        ("bool or integer", "logic or bit operation"),
+        "And Or Xor Not BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor",
+    ),
+    **_group(
+        (_FLOAT, "activation"),
+        "Relu LeakyRelu PRelu Elu Selu Sigmoid HardSigmoid HardSwish Softplus Softsign Mish "
+        "Gelu FastGelu BiasGelu ThresholdedRelu Shrink",
+    ),
+    **_group(
+        (_FLOAT, "normalization along an axis"),
+        "Softmax LogSoftmax Hardmax LRN BatchNormalization InstanceNormalization "
+        "LayerNormalization GroupNormalization RMSNormalization MeanVarianceNormalization "
+        "EmbedLayerNormalization SkipLayerNormalization",
+    ),
+    **_group(
+        (_FLOAT, "NCHW convolution: pads, strides, dilations, groups"),
+        "Conv ConvTranspose",
+    ),
+    **_group(
+        (_FLOAT, "NCHW pooling"),
+        "AveragePool MaxPool GlobalAveragePool GlobalMaxPool GlobalLpPool LpPool MaxUnpool "
+        "MaxRoiPool RoiAlign",
+    ),
+    **_group(
+        (_FLOAT, "matrix product"),
+        "MatMul Gemm Einsum Attention",
+    ),
+    **_group(
+        ("int8 or uint8 in, int32 out", "integer matrix product"),
+        "MatMulInteger MatMulInteger16",
+    ),
+    **_group(
+        (_FLOAT, "reduction over constant axes"),
+        "ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin "
+        "ReduceProd ReduceSum ReduceSumSquare ArgMax ArgMin CumSum",
+    ),
+    **_group(
+        ("any", "layout or copy; shape, index and padding operands must be constant"),
+        "Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Pad Tile Expand Gather "
+        "GatherElements GatherND Scatter ScatterElements ScatterND DepthToSpace SpaceToDepth "
+        "Identity Dropout Constant ConstantOfShape EyeLike OneHot Trilu Where",
+    ),
+    **_group(("any", "element type change"), "Cast CastLike"),
+    **_group(
+        (_FLOAT, "resize and sampling"),
+        "Resize Upsample GridSample AffineGrid",
+    ),
+    **_group(
+        ("any", f"shape computation; {_STATIC} (constant inputs)"),
+        "Shape Size Range",
+    ),
+    **_group(
+        ("float32 <-> int8/uint8", "quantization, converted to float arithmetic"),
+        "QuantizeLinear DequantizeLinear DynamicQuantizeLinear",
+    ),
+    **_group(
+        ("any", f"data-dependent output size; {_STATIC}"),
+        "NonZero Unique TopK NonMaxSuppression AllClassNMS Compress",
+    ),
+    **_group(
+        ("any", "sequence or optional value; aot's executor passes plain tensors only"),
+        "SequenceAt SequenceConstruct SequenceEmpty SequenceErase SequenceInsert "
+        "SequenceLength ConcatFromSequence SplitToSequence Optional OptionalGetElement "
+        "OptionalHasElement",
+    ),
+}
+
+RELAX_ONNX_SUMMARY = (
+    "TVM's Relax ONNX frontend, used for every .onnx model. Tensors are float32 or float64 "
+    "(float64 compiles to C `double`: hardware on the double-precision FPUs of the "
+    "Cortex-M7 (fpu:dp) and Cortex-M55, software doubles elsewhere); model inputs and "
+    "outputs are int8, uint8, int16, int32, float32 or float64. The *converter versions* "
+    "are the operator's `_impl_v<N>` in TVM: for a model of opset K the converter uses the "
+    "newest version <= K (the oldest if K is lower). Every operator must legalize to a "
+    "static-shape TIR kernel; shapes are fixed at import (no dynamic dimensions)."
+)
+
+# Operators aot's tests compile and compare against the reference runtime
+# (tests/compiler/test_float_models.py, tests/operators/test_onnx_float64.py);
+# tests/operators checks these sets against the operators in those models.
+TESTED: dict[str, frozenset[str]] = {
+    # tests/int8/test_ops.py: bit-exact with LiteRT; SQUEEZE and EXPAND_DIMS share
+    # RESHAPE's handler but no test model uses them.
+    "tflite-int8": frozenset(INT8_OPERATORS) - {"SQUEEZE", "EXPAND_DIMS"},
+    "relax-tflite": frozenset(
+        _group(
+            True,
+            "ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED "
+            "MAX_POOL_2D MUL RELU RELU6 RESHAPE SOFTMAX",
+        )
+    ),
+    "relax-onnx": frozenset(
+        _group(
+            True,
+            "Add AveragePool Clip Concat Conv Exp Gemm Log MatMul MaxPool Mul Relu Reshape "
+            "Sigmoid Softmax Tanh",
+        )
+    ),
+}
+
+
+# -- the importers' own sets -----------------------------------------------------------------
+
+
+def int8_supported() -> set[str]:
+    from aot.frontend.tflite_int8 import SUPPORTED_OPERATORS
+
+    return set(SUPPORTED_OPERATORS)
+
+
+def relax_tflite_supported() -> set[str]:
+    from aot.frontend.relax_tflite import _supported_operators
+
+    return _supported_operators()
+
+
+def relax_tflite_quantized() -> frozenset[str]:
+    """Operators the Relax TFLite converter accepts with quantized tensors."""
+    from tvm.relax.frontend.tflite import tflite_frontend
+
+    return frozenset(getattr(tflite_frontend.OperatorConverter, "_SUPPORTED_QUANTIZED_OPS", ()))
+
+
+def relax_onnx_supported() -> dict[str, tuple[int, ...]]:
+    from aot.frontend.relax_onnx import supported_operators
+
+    return supported_operators()
+
+
+def _relax_tflite_note(name: str) -> str | None:
+    if name.startswith("STABLEHLO_"):
+        return _STABLEHLO_NOTE
+    return RELAX_TFLITE_NOTES.get(name)
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+
+def _missing(frontend: str, names: Iterable[str]) -> None:
+    from aot.errors import InternalError
+
+    raise InternalError(
+        f"aot/frontend/operators.py has no {frontend} entry for {', '.join(sorted(names))}; "
+        "add one (tests/operators checks this)"
+    )
+
+
+def int8_table() -> FrontendTable:
+    supported = int8_supported()
+    if supported - set(INT8_OPERATORS):
+        _missing("tflite-int8", supported - set(INT8_OPERATORS))
+    entries = tuple(
+        OperatorEntry(name, *INT8_OPERATORS[name], tested=name in TESTED["tflite-int8"])
+        for name in sorted(supported)
+    )
+    return FrontendTable(
+        name="tflite-int8",
+        title="TFLite int8 (aot's importer)",
+        source="aot.frontend.tflite_int8.SUPPORTED_OPERATORS",
+        summary=INT8_SUMMARY,
+        operators=entries,
+        not_yet_supported=tuple(sorted(set(TFLM_BUILTIN_OPERATORS) - supported))
+        + tuple(f"CUSTOM:{name}" for name in TFLM_CUSTOM_OPERATORS),
+    )
+
+
+def relax_tflite_table() -> FrontendTable:
+    supported = relax_tflite_supported()
+    missing = {n for n in supported if _relax_tflite_note(n) is None}
+    if missing:
+        _missing("relax-tflite", missing)
+    quantized = relax_tflite_quantized()
+    entries = []
+    for name in sorted(supported):
+        dtypes = "float32, int8 via float" if name in quantized else "float32"
+        tested = name in TESTED["relax-tflite"]
+        entries.append(OperatorEntry(name, dtypes, _relax_tflite_note(name) or "", tested))
+    return FrontendTable(
+        name="relax-tflite",
+        title="TFLite float (TVM Relax TFLite frontend)",
+        source="tvm.relax.frontend.tflite OperatorConverter.convert_map",
+        summary=RELAX_TFLITE_SUMMARY,
+        operators=tuple(entries),
+    )
+
+
+def relax_onnx_table() -> FrontendTable:
+    supported = relax_onnx_supported()
+    if set(supported) - set(RELAX_ONNX_NOTES):
+        _missing("relax-onnx", set(supported) - set(RELAX_ONNX_NOTES))
+    entries = tuple(
+        OperatorEntry(
+            name,
+            *RELAX_ONNX_NOTES[name],
+            tested=name in TESTED["relax-onnx"],
+            versions=supported[name],
+        )
+        for name in sorted(supported)
+    )
+    return FrontendTable(
+        name="relax-onnx",
+        title="ONNX (TVM Relax ONNX frontend)",
+        source="tvm.relax.frontend.onnx.onnx_frontend._get_convert_map()",
+        summary=RELAX_ONNX_SUMMARY,
+        operators=entries,
+    )
+
+
+def tables(frontend: str | None = None) -> list[FrontendTable]:
+    builders = {
+        "tflite-int8": int8_table,
+        "relax-tflite": relax_tflite_table,
+        "relax-onnx": relax_onnx_table,
+    }
+    names = FRONTEND_NAMES if frontend is None else (frontend,)
+    return [builders[name]() for name in names]
+
+
+# -- renderings ------------------------------------------------------------------------------
+
+
+def table_to_json(table: FrontendTable) -> dict[str, object]:
+    operators: list[dict[str, object]] = []
+    for entry in table.operators:
+        item: dict[str, object] = {
+            "name": entry.name,
+            "dtypes": entry.dtypes,
+            "limits": entry.limits,
+            "tested": entry.tested,
+        }
+        if table.name == "relax-onnx":
+            item["converter_versions"] = list(entry.versions)
+        operators.append(item)
+    data: dict[str, object] = {
+        "frontend": table.name,
+        "title": table.title,
+        "source": table.source,
+        "summary": table.summary,
+        "operators": operators,
+    }
+    if table.not_yet_supported:
+        data["not_yet_supported"] = list(table.not_yet_supported)
+        data["not_yet_supported_source"] = "TensorFlow Lite Micro MicroMutableOpResolver"
+    return data
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+MARKDOWN_INTRO = """\
+# Supported operators
+
+Generated by `python3 -m aot operators --markdown > docs/operators.md` from the frontends'
+own tables (aot/frontend/operators.py); `tests/operators` fails when this page and the code
+differ, or when an importer gains an operator without an entry. `aot operators` prints the
+same lists (`--frontend NAME`, `--json`, `aot operators CONV_2D` for one operator).
+
+`aot build --frontend auto` picks **tflite-int8** for a `.tflite` whose inputs and outputs
+are all quantized, **relax-tflite** for other `.tflite` files and **relax-onnx** for
+`.onnx` files. An operator a frontend does not list stops `aot build` with its name and
+position in the graph. *tested* marks operators aot's tests check against the reference
+runtime: int8 bit-exact with LiteRT on random models (tests/int8/test_ops.py), float
+compiled to C and run on the host against TFLite / onnxruntime (tests/compiler,
+tests/operators). The others are accepted by the frontend and compile when they legalize
+to static-shape TIR kernels.
+"""
+
+MARKDOWN_OUTRO = """\
+## Data types at the model boundary
+
+Model inputs and outputs are int8, uint8, int16, int32, float32 or float64 (`aot_dtype_t`
+in aot/runtime_c/include/aot/model.h, codes 0-5; the serial protocol carries the same
+codes). Other types (int64, bool) exist only between operators. An ONNX input or output
+of any other element type (float16, bfloat16, strings, ...) is refused with the type's
+name and code: convert the model to one of these types first.
+
+Decision, float64: ONNX models with double tensors compile as they are (C `double`,
+double libm functions, exact hex literals) rather than being refused or narrowed to
+float32, because TVM converts them and the results then match onnxruntime in double
+precision (relative error below 1e-12). The Cortex-M7 (fpu:dp) and Cortex-M55 boards
+run them on their double-precision FPU; the other cores use the compiler's software
+doubles (slower, same results). tests/operators/test_onnx_float64.py checks the host,
+Cortex-M4 (soft doubles) and Cortex-M55 (`vmul.f64` in the firmware).
+"""
+
+
+def render_markdown(selected: list[FrontendTable] | None = None) -> str:
+    out = [MARKDOWN_INTRO]
+    for table in selected if selected is not None else tables():
+        count = len(table.operators)
+        out.append(f"## {table.title}: `{table.name}`\n")
+        out.append(f"{table.summary}\n")
+        out.append(f"{count} operators, from `{table.source}`.\n")
+        if table.name == "relax-onnx":
+            out.append("| operator | dtypes | limits | converter versions | tested |")
+            out.append("|---|---|---|---|---|")
+        else:
+            out.append("| operator | dtypes | limits | tested |")
+            out.append("|---|---|---|---|")
+        for e in table.operators:
+            row = [f"`{e.name}`", _cell(e.dtypes), _cell(e.limits)]
+            if table.name == "relax-onnx":
+                row.append(", ".join(str(v) for v in e.versions))
+            row.append("yes" if e.tested else "")
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+        if table.not_yet_supported:
+            builtins = [n for n in table.not_yet_supported if not n.startswith("CUSTOM:")]
+            custom = [n for n in table.not_yet_supported if n.startswith("CUSTOM:")]
+            out.append("### Not yet supported (offered by TensorFlow Lite Micro)\n")
+            out.append(
+                f"Builtin operators TensorFlow Lite Micro's `MicroMutableOpResolver` "
+                f"(tflite-micro {TFLM_REVISION}) registers that this importer does not "
+                f"({len(builtins)}): " + ", ".join(f"`{n}`" for n in builtins) + ".\n"
+            )
+            out.append(
+                "Its custom operators, none supported: "
+                + ", ".join(f"`{n}`" for n in custom)
+                + ".\n"
+            )
+    out.append(MARKDOWN_OUTRO)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width) or [""]
+
+
+def render_text(selected: list[FrontendTable], width: int = 100) -> str:
+    lines: list[str] = []
+    for table in selected:
+        count = len(table.operators)
+        noun = "operator" if count == 1 else "operators"
+        lines.append(f"{table.title} [{table.name}]: {count} {noun}")
+        name_w = max((len(e.name) + 4 for e in table.operators), default=10)
+        dtype_w = min(max((len(e.dtypes) for e in table.operators), default=6), 28)
+        onnx = table.name == "relax-onnx"
+        version_w = 10 if onnx else 0
+        header = f"  {'OPERATOR':<{name_w}}"
+        if onnx:
+            header += f"{'VERSIONS':<{version_w}}"
+        lines.append(f"{header}{'DTYPES':<{dtype_w}}  LIMITS")
+        limit_w = max(width - name_w - version_w - dtype_w - 4, 30)
+        for e in table.operators:
+            name = e.name + (" *" if e.tested else "")
+            if onnx:
+                name = f"{name:<{name_w}}" + ",".join(str(v) for v in e.versions)
+            dtypes, limits = _wrap(e.dtypes, dtype_w), _wrap(e.limits, limit_w)
+            for i in range(max(len(dtypes), len(limits))):
+                left = name if i == 0 else ""
+                mid = dtypes[i] if i < len(dtypes) else ""
+                right = limits[i] if i < len(limits) else ""
+                line = f"  {left:<{name_w + version_w}}{mid:<{dtype_w}}  {right}"
+                lines.append(line.rstrip())
+        if table.not_yet_supported:
+            lines.append("  not yet supported (TensorFlow Lite Micro has them):")
+            lines.extend("    " + line for line in _wrap(", ".join(table.not_yet_supported), 96))
+        lines.append("")
+    lines.append("* tested: checked against the reference runtime by aot's tests")
+    if any(t.name == "relax-onnx" for t in selected):
+        lines.append("VERSIONS: ONNX converter versions; a model of opset K uses the newest <= K")
+    return "\n".join(lines)
+
+
+def find(name: str, selected: list[FrontendTable]) -> list[FrontendTable]:
+    """The tables reduced to the operator called ``name`` (any case)."""
+    found = []
+    for table in selected:
+        entries = tuple(e for e in table.operators if e.name.lower() == name.lower())
+        if entries:
+            found.append(
+                FrontendTable(table.name, table.title, table.source, table.summary, entries)
+            )
+    return found
