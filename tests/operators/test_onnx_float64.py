@@ -90,10 +90,25 @@ def test_float64_onnx_matches_onnxruntime_on_host(model_path: Path, tmp_path: Pa
 
 @pytest.mark.toolchain
 @pytest.mark.emulator
-@pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
-def test_float64_onnx_on_cortex_m(model_path: Path, tmp_path: Path, board: str) -> None:
-    # Cortex-M4: software doubles; Cortex-M55: double-precision FPU.
-    check_board(model_path, tmp_path / board, board)
+@pytest.mark.parametrize(
+    ("board", "double_math"),
+    [("mps2_an386", "__aeabi_dmul"), ("mps3_an547", "vmul.f64")],  # soft doubles, dp FPU
+)
+def test_float64_onnx_on_cortex_m(
+    model_path: Path, tmp_path: Path, board: str, double_math: str
+) -> None:
+    import subprocess
+
+    from aot.library import read_metadata
+    from aot.toolchain import arm_gcc
+
+    folder = check_board(model_path, tmp_path / board, board)
+    elf = folder / read_metadata(folder)["build"]["executable"]
+    objdump = arm_gcc().with_name("arm-none-eabi-objdump")
+    listing = subprocess.run(
+        [str(objdump), "-d", str(elf)], capture_output=True, text=True, check=True
+    ).stdout
+    assert double_math in listing
 
 
 @pytest.mark.unit
