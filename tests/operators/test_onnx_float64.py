@@ -127,3 +127,22 @@ def test_other_element_types_are_named(tmp_path: Path) -> None:
     path.write_bytes(helper.make_model(graph).SerializeToString())
     with pytest.raises(UnsupportedError, match=r"element type 10 \(float16\).*convert the model"):
         import_model(path)
+
+
+@pytest.mark.unit
+def test_dtype_codes_agree_in_c_executor_and_protocol() -> None:
+    import re
+
+    from aot.codegen.executor import MODEL_DTYPES
+    from aot.device.protocol import DTYPES
+
+    header = Path(__file__).resolve().parents[2] / "aot/runtime_c/include/aot/model.h"
+    enum = {
+        name.lower(): int(code)
+        for name, code in re.findall(r"AOT_DTYPE_(\w+) = (\d+)", header.read_text())
+    }
+    assert enum == MODEL_DTYPES
+    assert {name: np.dtype(name) for name in MODEL_DTYPES} == {
+        name: DTYPES[code] for name, code in MODEL_DTYPES.items()
+    }
+    assert MODEL_DTYPES["float64"] == 5
