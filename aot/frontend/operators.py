@@ -10,8 +10,8 @@ docs/operators.md is exactly ``render_markdown()``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -35,7 +35,7 @@ class FrontendTable:
     source: str  # where the operator list comes from
     summary: str
     operators: tuple[OperatorEntry, ...]
-    not_yet_supported: tuple[str, ...] = field(default=())
+    not_yet_supported: tuple[str, ...] = ()
 
 
 # -- tflite-int8: aot's own importer (aot/frontend/tflite_int8.py) -------------------------
@@ -75,16 +75,18 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "int8 or uint8 -> float32",
         "any rank; meant for the model boundary",
     ),
-    "EXPAND_DIMS": (_INT8, "any rank; output shape from the output tensor; no kernel if equal"),
+    "EXPAND_DIMS": (
+        _INT8,
+        "any rank; output shape from the output tensor; no kernel when unchanged",
+    ),
     "FULLY_CONNECTED": (
-        "int8; weights int8 [out, depth] per-tensor (any zero point) or per-channel (one "
-        "zero point); bias int32, optional",
+        "int8; weights int8 [out, depth] per-tensor (any zero point) or per-channel (zero "
+        "point 0); bias int32, optional",
         f"input of any rank read as [batches, depth]; DEFAULT weights format only; {_FUSED}",
     ),
     "HARD_SWISH": (
         _INT8,
-        "any rank; the output scale must not be much smaller than the input scale "
-        "(output multiplier exponent <= 0)",
+        "any rank; the output scale must exceed 1/128 of the input scale",
     ),
     "LOGISTIC": (_INT8, "any rank; output scale 1/256 (as TFLite requires); 256-entry table"),
     "MAX_POOL_2D": (
@@ -116,12 +118,12 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "RELU": (_INT8, "any rank; requantizes when input and output scales differ"),
     "RELU6": (_INT8, "any rank; requantizes when input and output scales differ"),
     "RELU_N1_TO_1": (_INT8, "any rank; requantizes when input and output scales differ"),
-    "RESHAPE": (_INT8, "any rank; output shape from the output tensor; no kernel if equal"),
+    "RESHAPE": (_INT8, "any rank; output shape from the output tensor; no kernel when unchanged"),
     "SOFTMAX": (
         _INT8,
         "last axis; output zero point -128 and scale 1/256 (as TFLite requires); any beta",
     ),
-    "SQUEEZE": (_INT8, "any rank; output shape from the output tensor; no kernel if equal"),
+    "SQUEEZE": (_INT8, "any rank; output shape from the output tensor; no kernel when unchanged"),
     "STRIDED_SLICE": (
         _INT8,
         "any rank; constant begin, end and strides (one per dimension, stride != 0); "
@@ -174,47 +176,52 @@ TFLM_CUSTOM_OPERATORS: tuple[str, ...] = (
 # -- relax-tflite: TVM's Relax TFLite frontend ---------------------------------------------
 
 
-def _group(note: T, names: str) -> dict[str, T]:
-    """One note for several operators: the table stays keyed by operator name."""
-    return dict.fromkeys(names.split(), note)
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _notes(groups: Iterable[tuple[T, str]]) -> dict[str, T]:
+    """Operator name -> note, from (note, "NAME NAME ...") groups that share one note."""
+    return {name: note for note, names in groups for name in sorted(_names(names))}
 
 
 _STATIC = "compiles when it legalizes to static-shape TIR kernels"
-_NO_C = "aot has no C lowering for it (needs the TVM runtime or dynamic shapes)"
+# The converter emits call_dps_packed (a TVM runtime function): aot's lowering refuses it.
+_NO_C = "calls a TVM runtime function, which aot cannot lower to C"
 
-RELAX_TFLITE_NOTES: dict[str, str] = {
-    **_group(
+RELAX_TFLITE_GROUPS: tuple[tuple[str, str], ...] = (
+    (
         "elementwise, numpy broadcasting",
         "ABS ADD ADD_N ATAN2 CEIL COS DIV EXP FLOOR FLOOR_DIV FLOOR_MOD LOG MAXIMUM MINIMUM "
         "MUL NEG POW ROUND RSQRT SIGN SIN SQRT SQUARE SQUARED_DIFFERENCE SUB TAN",
     ),
-    **_group(
+    (
         "comparison or logic, bool result (bool only between operators)",
         "EQUAL NOT_EQUAL GREATER GREATER_EQUAL LESS LESS_EQUAL LOGICAL_AND LOGICAL_OR LOGICAL_NOT",
     ),
-    **_group("integer bit operation", "BITWISE_XOR RIGHT_SHIFT"),
-    **_group(
+    ("integer bit operation", "BITWISE_XOR RIGHT_SHIFT"),
+    (
         "activation",
         "ELU GELU HARD_SWISH LEAKY_RELU LOGISTIC PRELU RELU RELU6 RELU_0_TO_1 RELU_N1_TO_1 TANH",
     ),
-    **_group(
+    (
         "normalization over the last axis",
         "SOFTMAX LOG_SOFTMAX L2_NORMALIZATION LOCAL_RESPONSE_NORMALIZATION",
     ),
-    **_group(
+    (
         "NHWC convolution, SAME/VALID padding, strides, dilation, fused activation",
         "CONV_2D DEPTHWISE_CONV_2D TRANSPOSE_CONV CONV_3D CONV_3D_TRANSPOSE",
     ),
-    **_group(
+    (
         "NHWC pooling, SAME/VALID padding, fused activation",
         "AVERAGE_POOL_2D MAX_POOL_2D L2_POOL_2D",
     ),
-    **_group("matrix product, fused activation on FULLY_CONNECTED", "FULLY_CONNECTED BATCH_MATMUL"),
-    **_group(
+    ("matrix product, fused activation on FULLY_CONNECTED", "FULLY_CONNECTED BATCH_MATMUL"),
+    (
         "reduction over constant axes",
         "MEAN SUM REDUCE_MAX REDUCE_MIN REDUCE_PROD REDUCE_ALL REDUCE_ANY ARG_MAX ARG_MIN CUMSUM",
     ),
-    **_group(
+    (
         "layout or copy; shape, index and padding operands must be constant",
         "RESHAPE SQUEEZE EXPAND_DIMS TRANSPOSE CONCATENATION PACK UNPACK SPLIT SPLIT_V SLICE "
         "STRIDED_SLICE PAD PADV2 MIRROR_PAD TILE BROADCAST_TO GATHER GATHER_ND DEPTH_TO_SPACE "
@@ -222,44 +229,46 @@ RELAX_TFLITE_NOTES: dict[str, str] = {
         "MATRIX_DIAG MATRIX_SET_DIAG SCATTER_ND SPARSE_TO_DENSE EMBEDDING_LOOKUP "
         "EMBEDDING_LOOKUP_SPARSE DILATE DENSIFY ONE_HOT FILL ZEROS_LIKE",
     ),
-    **_group("element type change", "CAST BITCAST"),
-    **_group("selection", "SELECT SELECT_V2 WHERE BUCKETIZE"),
-    **_group("resize, NHWC", "RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR"),
-    **_group(f"shape computation; {_STATIC} (constant inputs)", "SHAPE RANK BROADCAST_ARGS RANGE"),
-    **_group(
+    ("element type change", "CAST BITCAST"),
+    ("selection", "SELECT SELECT_V2 WHERE BUCKETIZE"),
+    ("resize, NHWC", "RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR"),
+    (f"shape computation; {_STATIC} (constant inputs)", "SHAPE RANK BROADCAST_ARGS RANGE"),
+    (
         "recurrent layer, unrolled by the converter",
         "LSTM UNIDIRECTIONAL_SEQUENCE_LSTM BIDIRECTIONAL_SEQUENCE_LSTM "
         "UNIDIRECTIONAL_SEQUENCE_RNN BIDIRECTIONAL_SEQUENCE_RNN SVDF",
     ),
-    **_group(
+    (
         "quantization: the converter works in float32 around it (use tflite-int8 for "
         "integer models)",
         "QUANTIZE DEQUANTIZE FAKE_QUANT",
     ),
-    **_group(
+    (
         f"data-dependent output (sorting, suppression, segments); {_STATIC}",
         "TOPK_V2 UNIQUE NON_MAX_SUPPRESSION_V4 NON_MAX_SUPPRESSION_V5 DETECTION_POSTPROCESS "
         "SEGMENT_SUM UNSORTED_SEGMENT_MAX UNSORTED_SEGMENT_MIN UNSORTED_SEGMENT_PROD "
         "UNSORTED_SEGMENT_SUM",
     ),
-    **_group(f"random numbers; {_NO_C}", "MULTINOMIAL RANDOM_STANDARD_NORMAL RANDOM_UNIFORM"),
-    **_group(
-        "complex numbers; aot has no C type for complex tensors", "RFFT2D COMPLEX_ABS REAL IMAG"
+    (f"random numbers; {_NO_C}", "MULTINOMIAL RANDOM_STANDARD_NORMAL RANDOM_UNIFORM"),
+    (
+        "complex numbers (COMPLEX64 tensors, which aot cannot pass at the model boundary)",
+        "RFFT2D COMPLEX_ABS REAL IMAG",
     ),
-    **_group(
+    (
         "control flow over subgraphs; aot's executor runs one static graph",
         "IF WHILE CALL CALL_ONCE",
     ),
-    **_group(
+    (
         "resource or hash table; the converter accepts only constant initialisation (in CALL_ONCE)",
         "VAR_HANDLE READ_VARIABLE ASSIGN_VARIABLE HASHTABLE HASHTABLE_FIND HASHTABLE_IMPORT "
         "HASHTABLE_LOOKUP HASHTABLE_SIZE",
     ),
-    **_group(
+    (
         "a marker, not an operator: the converter refuses it",
         "DELEGATE PLACEHOLDER_FOR_GREATER_OP_CODES",
     ),
-}
+)
+RELAX_TFLITE_NOTES: dict[str, str] = _notes(RELAX_TFLITE_GROUPS)
 
 # StableHLO operators inside TFLite files (rare in microcontroller models).
 _STABLEHLO_NOTE = "StableHLO operator in a TFLite file"
@@ -279,83 +288,84 @@ RELAX_TFLITE_SUMMARY = (
 
 _FLOAT = "float32, float64"
 
-RELAX_ONNX_NOTES: dict[str, tuple[str, str]] = {
-    **_group(
+RELAX_ONNX_GROUPS: tuple[tuple[tuple[str, str], str], ...] = (
+    (
         (_FLOAT, "elementwise, numpy broadcasting"),
         "Abs Acos Acosh Add Asin Asinh Atan Atanh Ceil Cos Cosh Div Erf Exp Floor Log Max "
         "Mean Min Mod Mul Neg Pow Reciprocal Round Sign Sin Sinh Sqrt Sub Sum Tan Tanh Clip",
     ),
-    **_group(
+    (
         ("float or integer in, bool out", "comparison or test"),
         "Equal Greater GreaterOrEqual Less LessOrEqual IsInf IsNaN",
     ),
-    **_group(
+    (
         ("bool or integer", "logic or bit operation"),
         "And Or Xor Not BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor",
     ),
-    **_group(
+    (
         (_FLOAT, "activation"),
         "Relu LeakyRelu PRelu Elu Selu Sigmoid HardSigmoid HardSwish Softplus Softsign Mish "
         "Gelu FastGelu BiasGelu ThresholdedRelu Shrink",
     ),
-    **_group(
+    (
         (_FLOAT, "normalization along an axis"),
         "Softmax LogSoftmax Hardmax LRN BatchNormalization InstanceNormalization "
         "LayerNormalization GroupNormalization RMSNormalization MeanVarianceNormalization "
         "EmbedLayerNormalization SkipLayerNormalization",
     ),
-    **_group(
+    (
         (_FLOAT, "NCHW convolution: pads, strides, dilations, groups"),
         "Conv ConvTranspose",
     ),
-    **_group(
+    (
         (_FLOAT, "NCHW pooling"),
         "AveragePool MaxPool GlobalAveragePool GlobalMaxPool GlobalLpPool LpPool MaxUnpool "
         "MaxRoiPool RoiAlign",
     ),
-    **_group(
+    (
         (_FLOAT, "matrix product"),
         "MatMul Gemm Einsum Attention",
     ),
-    **_group(
+    (
         ("int8 or uint8 in, int32 out", "integer matrix product"),
         "MatMulInteger MatMulInteger16",
     ),
-    **_group(
+    (
         (_FLOAT, "reduction over constant axes"),
         "ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin "
         "ReduceProd ReduceSum ReduceSumSquare ArgMax ArgMin CumSum",
     ),
-    **_group(
+    (
         ("any", "layout or copy; shape, index and padding operands must be constant"),
         "Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Pad Tile Expand Gather "
         "GatherElements GatherND Scatter ScatterElements ScatterND DepthToSpace SpaceToDepth "
         "Identity Dropout Constant ConstantOfShape EyeLike OneHot Trilu Where",
     ),
-    **_group(("any", "element type change"), "Cast CastLike"),
-    **_group(
+    (("any", "element type change"), "Cast CastLike"),
+    (
         (_FLOAT, "resize and sampling"),
         "Resize Upsample GridSample AffineGrid",
     ),
-    **_group(
+    (
         ("any", f"shape computation; {_STATIC} (constant inputs)"),
         "Shape Size Range",
     ),
-    **_group(
+    (
         ("float32 <-> int8/uint8", "quantization, converted to float arithmetic"),
         "QuantizeLinear DequantizeLinear DynamicQuantizeLinear",
     ),
-    **_group(
+    (
         ("any", f"data-dependent output size; {_STATIC}"),
         "NonZero Unique TopK NonMaxSuppression AllClassNMS Compress",
     ),
-    **_group(
+    (
         ("any", "sequence or optional value; aot's executor passes plain tensors only"),
         "SequenceAt SequenceConstruct SequenceEmpty SequenceErase SequenceInsert "
         "SequenceLength ConcatFromSequence SplitToSequence Optional OptionalGetElement "
         "OptionalHasElement",
     ),
-}
+)
+RELAX_ONNX_NOTES: dict[str, tuple[str, str]] = _notes(RELAX_ONNX_GROUPS)
 
 RELAX_ONNX_SUMMARY = (
     "TVM's Relax ONNX frontend, used for every .onnx model. Tensors are float32 or float64 "
@@ -374,19 +384,13 @@ TESTED: dict[str, frozenset[str]] = {
     # tests/int8/test_ops.py: bit-exact with LiteRT; SQUEEZE and EXPAND_DIMS share
     # RESHAPE's handler but no test model uses them.
     "tflite-int8": frozenset(INT8_OPERATORS) - {"SQUEEZE", "EXPAND_DIMS"},
-    "relax-tflite": frozenset(
-        _group(
-            True,
-            "ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED "
-            "MAX_POOL_2D MUL RELU RELU6 RESHAPE SOFTMAX",
-        )
+    "relax-tflite": _names(
+        "ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED "
+        "MAX_POOL_2D MUL RELU RELU6 RESHAPE SOFTMAX"
     ),
-    "relax-onnx": frozenset(
-        _group(
-            True,
-            "Add AveragePool Clip Concat Conv Exp Gemm Log MatMul MaxPool Mul Relu Reshape "
-            "Sigmoid Softmax Tanh",
-        )
+    "relax-onnx": _names(
+        "Add AveragePool Clip Concat Conv Exp Gemm Log MatMul MaxPool Mul Relu Reshape "
+        "Sigmoid Softmax Tanh"
     ),
 }
 
@@ -428,7 +432,7 @@ def _relax_tflite_note(name: str) -> str | None:
 # -- tables ----------------------------------------------------------------------------------
 
 
-def _missing(frontend: str, names: Iterable[str]) -> None:
+def _missing(frontend: str, names: Iterable[str]) -> NoReturn:
     from aot.errors import InternalError
 
     raise InternalError(

@@ -40,6 +40,12 @@ def test_relax_onnx_entries_equal_the_convert_map() -> None:
     assert all(versions.values()), [k for k, v in versions.items() if not v]
 
 
+@pytest.mark.parametrize("groups", [ops.RELAX_TFLITE_GROUPS, ops.RELAX_ONNX_GROUPS])
+def test_each_operator_is_in_one_group(groups) -> None:
+    names = [name for _, text in groups for name in text.split()]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
 def test_a_handler_without_an_entry_fails(monkeypatch) -> None:
     from aot.frontend import tflite_int8
 
