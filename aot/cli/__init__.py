@@ -2,7 +2,9 @@
 
 Each subcommand lives in its own module in this package and exposes
 ``add_parser(subparsers)`` which registers its parser and sets ``func``.
-The one ``except AotError`` of the tool is here.
+The one handler of the tool is here: an ``AotError`` prints one line and exits with its
+class's code; SIGINT/SIGTERM exit 130/143 (``aot.interrupts``); anything else is a bug in
+aot and exits 70 with a one-line request to report it.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
+import traceback
 
-from aot import __version__
-from aot.errors import AotError
+from aot import __version__, interrupts
+from aot.errors import AotError, InternalError
 
 # Modules under aot.cli, one per subcommand, in the order --help lists them.
 SUBCOMMANDS = ["build", "run", "flash", "inspect", "boards", "operators"]
@@ -51,30 +55,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(message)s",
-        stream=sys.stderr,
-    )
-    if args.command is None:
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args) or 0)
-    except AotError as err:
-        if args.verbose:
-            logging.exception("aot failed")
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # The reader went away (aot boards | head): not an error worth a traceback.
-        import os
+    with interrupts.installed():
+        return _main(sys.argv[1:] if argv is None else argv)
 
+
+def _main(argv: list[str]) -> int:
+    args: argparse.Namespace | None = None
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        logging.basicConfig(
+            level=logging.DEBUG if args.verbose else logging.INFO,
+            format="%(message)s",
+            stream=sys.stderr,
+        )
+        if args.command is None:
+            parser.print_help()
+            return 2
+        code = int(args.func(args) or 0)
+        interrupts.check()  # a swallowed interrupt: the command did not really finish
+        return code
+    except SystemExit:
+        raise  # argparse: --help, --version and usage errors
+    except BaseException as err:  # the one place every failure is reported
+        verbose = args.verbose if args is not None else bool({"-v", "--verbose"} & set(argv))
+        return report_failure(err, verbose)
+
+
+def report_failure(err: BaseException, verbose: bool) -> int:
+    """Print the one-line message for ``err`` on stderr and return the exit code."""
+    if interrupts.received() is not None or isinstance(err, KeyboardInterrupt):
+        # Checked first: TVM may have turned the KeyboardInterrupt into any other error.
+        return interrupts.report()
+    if isinstance(err, BrokenPipeError):
+        # The reader went away (aot boards | head): not an error worth a traceback.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    if not isinstance(err, Exception):
+        raise err  # GeneratorExit and the like are not failures to report
+    if verbose:
+        traceback.print_exception(err, file=sys.stderr)
+    if isinstance(err, AotError):
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
+    print(
+        f"error: internal error in aot ({type(err).__name__}); please report it with the "
+        "output of 'aot -v ...'",
+        file=sys.stderr,
+    )
+    return InternalError.exit_code

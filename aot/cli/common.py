@@ -28,6 +28,9 @@ def progress_printer(quiet: bool = False):  # type: ignore[no-untyped-def]
     start = time.perf_counter()
 
     def progress(message: str) -> None:
+        from aot import interrupts
+
+        interrupts.check()  # stage boundary: stop here if TVM swallowed a KeyboardInterrupt
         if not quiet:
             print(f"[{time.perf_counter() - start:5.1f}s] {message}", file=sys.stderr, flush=True)
 
