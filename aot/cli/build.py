@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_printer(quiet=args.json)
     output = Path(args.output)
     check_cross_compiler(board, args)
-    with staged_output(output, args.force) as staging:
+    with staged_output(output, args.force, reads=[args.model, args.pool_file]) as staging:
         compiled = compile_model(args.model, staging, options, progress=progress)
         metadata = dict(compiled.metadata)
         metadata["board"] = board.name
