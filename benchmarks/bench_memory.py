@@ -22,7 +22,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf_tiny"
+from aot.testing.shared import shared_dir
+
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from aot.errors import ConfigError
 from aot.planning import Buffer, Pool, plan_memory, planners
+from aot.testing.shared import shared_dir
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf_tiny"
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
 # Repeat fast planners so the time is not just timer noise; stop after this much.
 TIME_BUDGET_S = 0.5

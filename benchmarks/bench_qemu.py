@@ -19,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from aot.testing.shared import shared_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-MODELS_DIR = ROOT.parent / "shared" / "models" / "mlperf_tiny"
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
 REPEATS = 2  # both runs must count the same instructions; checked below
 

@@ -10,9 +10,10 @@ import pytest
 
 from aot.errors import ConfigError
 from aot.testing.harness import build, run_many
+from aot.testing.shared import shared_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT.parent / "shared" / "models" / "mlperf_tiny" / "kws_ref_model.tflite"
+MODEL = shared_dir() / "models" / "mlperf_tiny" / "kws_ref_model.tflite"
 
 
 def symbol_address(elf: Path, symbol: str) -> int:

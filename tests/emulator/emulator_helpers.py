@@ -13,9 +13,10 @@ import pytest
 
 from aot.boards import Board, load_all_boards
 from aot.linker import DEFAULT_HEAP_SIZE, DEFAULT_STACK_SIZE
+from aot.testing.shared import mlperf_tiny, shared_dir
 
 REPO = Path(__file__).resolve().parents[2]
-MODELS_DIR = REPO.parent / "shared" / "models" / "mlperf_tiny"
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
 EMULATED = [board.name for board in load_all_boards() if board.emulated]
 EXAMPLE_MODEL = REPO / "examples" / "tiny_kws_int8.tflite"
@@ -39,10 +40,7 @@ class ModelNeeds:
 
 
 def model_path(name: str) -> Path:
-    path = MODELS_DIR / f"{name}.tflite"
-    if not path.is_file():
-        pytest.skip(f"reference model {path} is not available")
-    return path
+    return mlperf_tiny(name)
 
 
 def region_demand(board: Board, needs: ModelNeeds) -> dict[str, int]:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from inspect_helpers import KWS, synthetic_metadata
 
+from aot.testing.shared import mlperf_tiny
+
 
 @pytest.fixture
 def synthetic_folder(tmp_path: Path) -> Path:
@@ -22,7 +24,6 @@ def kws_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """kws for the host with two pools, C generated but not compiled."""
     from aot.testing.harness import build
 
-    if not KWS.is_file():
-        pytest.skip(f"reference model {KWS} is not available")
+    mlperf_tiny("kws_ref_model")  # missing shared data fails here, loudly
     out = tmp_path_factory.mktemp("kws") / "out"
     return build(KWS, out, "host", "--no-build", "--pool", "fast:16K:cpu,npu", "--pool", "big:1M")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from aot.library import METADATA_SCHEMA_VERSION
 from aot.planning import Buffer, Pool, plan_memory
+from aot.testing.shared import shared_dir
 
-MODELS_DIR = Path(__file__).resolve().parents[3] / "shared" / "models" / "mlperf_tiny"
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 KWS = MODELS_DIR / "kws_ref_model.tflite"
 
 # Names that need escaping in SVG, and a buffer that spills to the second pool.

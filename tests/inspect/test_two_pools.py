@@ -14,6 +14,7 @@ from aot.cli.inspect import load_plan
 from aot.planning import Buffer, plan_memory, validate_plan
 from aot.planning.model import align_up
 from aot.testing.harness import build, run_many
+from aot.testing.shared import mlperf_tiny
 
 pytestmark = pytest.mark.toolchain
 
@@ -33,8 +34,7 @@ def fits_in(buffer: Buffer, others: list[tuple[Buffer, int]], limit: int) -> boo
 
 @pytest.fixture(scope="module", params=[FAST, 8 * 1024], ids=["fast16K", "fast8K"])
 def two_pool_build(request, tmp_path_factory) -> tuple[int, Path]:
-    if not KWS.is_file():
-        pytest.skip(f"reference model {KWS} is not available")
+    mlperf_tiny("kws_ref_model")  # missing shared data fails here, loudly
     fast = request.param
     out = tmp_path_factory.mktemp("two_pools") / "out"
     return fast, build(KWS, out, "host", "--pool", f"fast:{fast}", "--pool", f"big:{BIG}")

@@ -9,19 +9,17 @@ import pytest
 
 from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
+from aot.testing.shared import MLPERF_TINY, mlperf_tiny, shared_dir
 
-MODELS_DIR = Path("/work/shared/models/mlperf_tiny")
-MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
+MODELS = list(MLPERF_TINY)
 
-pytestmark = [
-    pytest.mark.toolchain,
-    pytest.mark.skipif(not MODELS_DIR.is_dir(), reason="MLPerf Tiny models not present"),
-]
+pytestmark = pytest.mark.toolchain
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_generated_c_is_bit_exact(name: str, tmp_path: Path) -> None:
-    model = MODELS_DIR / f"{name}.tflite"
+    model = mlperf_tiny(name)
     folder = build(model, tmp_path / "out", "host", "--frontend", "tflite-int8")
     x = np.load(MODELS_DIR / f"{name}.input.npy")
     rng = np.random.default_rng(7)

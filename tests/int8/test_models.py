@@ -9,17 +9,16 @@ import numpy as np
 import pytest
 
 from aot.frontend.tflite_int8 import import_tflite_int8, relax_constant_bytes
+from aot.testing.shared import MLPERF_TINY, mlperf_tiny, shared_dir
 from tests.int8.harness import compile_vm, run_vm
 
-MODELS_DIR = Path("/work/shared/models/mlperf_tiny")
-MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
+MODELS = list(MLPERF_TINY)
 RANDOM_INPUTS = 200
-
-pytestmark = pytest.mark.skipif(not MODELS_DIR.is_dir(), reason="MLPerf Tiny models not present")
 
 
 def _path(name: str) -> str:
-    return str(MODELS_DIR / f"{name}.tflite")
+    return str(mlperf_tiny(name))
 
 
 @pytest.fixture(scope="module", params=MODELS)

@@ -7,16 +7,15 @@ changes it, and show that the wrong mode is not bit-exact.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from aot.testing.reference import run_tflite_reference
+from aot.testing.shared import mlperf_tiny, shared_dir
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import compile_vm, random_input, run_vm
 
-AD01 = Path("/work/shared/models/mlperf_tiny/ad01_int8.tflite")
+AD01 = shared_dir() / "models" / "mlperf_tiny" / "ad01_int8.tflite"
 
 
 def _model(op: str, seed: int) -> tuple[bytes, tuple[int, ...]]:
@@ -62,8 +61,8 @@ def test_litert_rounding_per_operator(op: str, right: str, wrong: str) -> None:
 
 
 @pytest.mark.unit
-@pytest.mark.skipif(not AD01.exists(), reason="MLPerf Tiny models not present")
 def test_double_rounding_everywhere_misses_litert_on_ad01() -> None:
+    mlperf_tiny("ad01_int8")  # missing shared data fails here, loudly
     x = np.load(AD01.with_suffix(".input.npy"))
     expected = np.load(AD01.with_suffix(".output.npy"))
     _, vm = compile_vm(str(AD01), rounding="double")

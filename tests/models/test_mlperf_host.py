@@ -14,19 +14,18 @@ import pytest
 
 from aot.testing import run_tflite_reference
 from aot.testing.harness import build, random_inputs, run_many
+from aot.testing.shared import MLPERF_TINY, mlperf_tiny, shared_dir
 
 pytestmark = [pytest.mark.toolchain, pytest.mark.slow]
 
-MODELS_DIR = Path(__file__).resolve().parents[3] / "shared" / "models" / "mlperf_tiny"
-MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
+MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
+MODELS = list(MLPERF_TINY)
 RANDOM_INPUTS = 200
 
 
 @pytest.fixture(scope="module", params=MODELS)
 def built(request, tmp_path_factory) -> tuple[str, Path]:
-    model = MODELS_DIR / f"{request.param}.tflite"
-    if not model.is_file():
-        pytest.skip(f"reference model {model} is not available")
+    model = mlperf_tiny(request.param)
     folder = build(model, tmp_path_factory.mktemp(request.param) / "out")
     return request.param, folder
 
@@ -86,9 +85,7 @@ def test_int8_end_to_end_memory(built) -> None:
 def test_io_in_pool_fits_below_the_tflite_micro_arena(name: str, tmp_path: Path) -> None:
     """With --io-in-pool every byte of RAM but the stack is planned, inputs and outputs
     included, and the total still undercuts TFLite Micro's whole arena."""
-    model = MODELS_DIR / f"{name}.tflite"
-    if not model.is_file():
-        pytest.skip(f"reference model {model} is not available")
+    model = mlperf_tiny(name)
     folder = build(model, tmp_path / "out", "host", "--io-in-pool")
     meta = json.loads((folder / "metadata.json").read_text())
     assert meta["memory"]["io_in_pool"] is True
