@@ -10,7 +10,10 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", required=True, metavar="DIR", help="output folder to create"
     )
     parser.add_argument(
-        "--force", action="store_true", help="replace the output folder if it already exists"
+        "--force",
+        action="store_true",
+        help="replace the output folder if an earlier 'aot build' wrote it; nothing else is "
+        "ever replaced",
     )
 
 
