@@ -66,20 +66,12 @@ CORES: Mapping[str, CoreInfo] = MappingProxyType(
 )
 
 
-# CMSIS generic devices (pack ARM::Cortex_DFP) for csolution.yml, by core and features.
-CMSIS_DEVICES: Mapping[tuple[str, str, bool], str] = MappingProxyType(
-    {
-        ("cortex-m3", "none", False): "ARMCM3",
-        ("cortex-m4", "none", True): "ARMCM4",
-        ("cortex-m4", "sp", True): "ARMCM4_FP",
-        ("cortex-m7", "none", True): "ARMCM7",
-        ("cortex-m7", "sp", True): "ARMCM7_SP",
-        ("cortex-m7", "dp", True): "ARMCM7_DP",
-        ("cortex-m33", "none", False): "ARMCM33",
-        ("cortex-m33", "sp", True): "ARMCM33_DSP_FP",
-        ("cortex-m55", "dp", True): "ARMCM55",
-    }
-)
+@dataclass(frozen=True)
+class CmsisDevice:
+    """A CMSIS device and the pack whose PDSC describes it (``cmsis:`` in board YAML)."""
+
+    device: str  # Dname in the PDSC, e.g. ARMCM4
+    pack: str  # vendor::name, e.g. ARM::Cortex_DFP
 
 
 @dataclass(frozen=True)
@@ -156,6 +148,9 @@ class Board:
     clock_hz: int | None = None
     memories: tuple[MemoryRegion, ...] = ()
     zephyr_board: str | None = None
+    zephyr_sram: str | None = None  # the memory that is Zephyr's chosen zephyr,sram
+    aliases: tuple[str, ...] = ()  # other names --board accepts
+    cmsis: CmsisDevice | None = None
     qemu: QemuConfig | None = None
     console: Console | None = None
     ticks: TickSource | None = None
@@ -217,10 +212,14 @@ class Board:
         return gcc_flags(self.core, self.features)
 
     def cmsis_device(self) -> str | None:
-        """Generic CMSIS device (ARM::Cortex_DFP) matching core and features, if any."""
-        if self.core is None:
-            return None
-        return CMSIS_DEVICES.get((self.core, self.features.fpu, self.features.dsp))
+        """The CMSIS device the board's YAML names (``cmsis.device``), if any."""
+        return self.cmsis.device if self.cmsis else None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name --board accepts for this board: its own, Zephyr's, the aliases."""
+        extra = (self.zephyr_board,) if self.zephyr_board else ()
+        return tuple(dict.fromkeys((self.name, *extra, *self.aliases)))
 
     def c_defines(self) -> dict[str, str]:
         """-D macros a port needs (addresses come from here, not from the C source)."""
@@ -306,6 +305,14 @@ def board_from_data(
 ) -> Board:
     """Validate a parsed YAML mapping and turn it into a Board."""
     validate_board_data(data, source)
+    cmsis = data.get("cmsis")
+    cmsis_device = CmsisDevice(cmsis["device"], cmsis["pack"]) if cmsis else None
+    memory_data = data.get("memories")
+    if memory_data is None and cmsis_device is not None and data["kind"] == "mcu":
+        # No memory map in the YAML: the device's memories from its pack's PDSC.
+        from aot.boards.packs import memories_from_pack
+
+        memory_data = memories_from_pack(cmsis_device, source)
     memories = tuple(
         MemoryRegion(
             name=m["name"],
@@ -316,7 +323,7 @@ def board_from_data(
             note=m.get("note", ""),
             zephyr_region=m.get("zephyr_region"),
         )
-        for m in data.get("memories", [])
+        for m in memory_data or []
     )
     names = [m.name for m in memories]
     if len(set(names)) != len(names):
@@ -346,6 +353,9 @@ def board_from_data(
         clock_hz=data.get("clock_hz"),
         memories=memories,
         zephyr_board=(data.get("zephyr") or {}).get("board"),
+        zephyr_sram=(data.get("zephyr") or {}).get("sram"),
+        aliases=tuple(data.get("aliases", [])),
+        cmsis=cmsis_device,
         qemu=QemuConfig(qemu["machine"], qemu.get("cpu"), tuple(qemu.get("extra_args", [])))
         if qemu
         else None,
@@ -384,6 +394,11 @@ def board_from_data(
     if board.kind == "mcu":
         for kind in ("code", "data", "stack"):
             board.default_region(kind)
+    if board.zephyr_sram is not None:
+        try:
+            board.region(board.zephyr_sram)
+        except ConfigError as err:
+            raise ConfigError(f"{source}: zephyr.sram: {err}") from None
     return board
 
 
@@ -410,16 +425,54 @@ def list_boards() -> list[str]:
     return sorted(names)
 
 
-def load_board(name: str) -> Board:
-    """Load ``aot/boards/<name>.yaml`` (or a path to a board YAML file)."""
-    if name.endswith((".yaml", ".yml")) or os.sep in name:
-        return load_board_file(Path(name))
+def _board_file(name: str) -> Path | None:
     for folder in _search_dirs():
         path = folder / f"{name}.yaml"
         if path.is_file():
-            return load_board_file(path)
-    raise ConfigError(f"unknown board '{name}'; known: {', '.join(list_boards())}")
+            return path
+    return None
+
+
+def load_board(name: str) -> Board:
+    """Load ``aot/boards/<name>.yaml``, a board by another of its names (Zephyr's, e.g.
+    ``mps2/an386``, or an alias), or a path to a board YAML file."""
+    if name.endswith((".yaml", ".yml")):
+        return load_board_file(Path(name))
+    path = _board_file(name) if re.fullmatch(r"[a-z0-9_]+", name) else None
+    if path is not None:
+        return load_board_file(path)
+    boards = load_all_boards()
+    for board in boards:
+        if name in board.names:
+            return board
+    if os.sep in name and Path(name).is_file():
+        return load_board_file(Path(name))
+    raise ConfigError(unknown_board_message(name, boards))
+
+
+def unknown_board_message(name: str, boards: list[Board]) -> str:
+    import difflib
+
+    # Compare separator-blind, so mps2-an386 and MPS2_AN386 find mps2_an386.
+    def key(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    by_key = {key(other): board.name for board in boards for other in board.names}
+    guess = by_key.get(key(name))
+    if guess is None:
+        close = difflib.get_close_matches(key(name), list(by_key), n=1, cutoff=0.6)
+        guess = by_key[close[0]] if close else None
+    hint = f"did you mean '{guess}'? " if guess else ""
+    return (
+        f"unknown board '{name}'; {hint}known: {', '.join(b.name for b in boards)} "
+        "('aot boards' lists them)"
+    )
 
 
 def load_all_boards() -> list[Board]:
-    return [load_board(n) for n in list_boards()]
+    boards = []
+    for name in list_boards():
+        path = _board_file(name)
+        if path is not None:
+            boards.append(load_board_file(path))
+    return boards
