@@ -72,12 +72,15 @@ def connect(
         with open_board(board, firmware, port, baud, timeout) as client:
             yield client
         return
-    build = metadata.get("build")
-    if build is None:
-        raise ConfigError(
-            f"{output} was generated with --no-build; build it with 'aot build' first"
-        )
-    executable = output / build["executable"]
+    # The executable is where the project's build puts it, whether 'aot build' ran the
+    # build or the user did (make -C DIR/project, cmake, ...).
+    from aot.flash import firmware_from_metadata
+    from aot.flash.core import missing_firmware_message
+
+    firmware = firmware_from_metadata(output, metadata)
+    if not firmware.elf.is_file():
+        raise ConfigError(missing_firmware_message(firmware))
+    executable = firmware.elf
     if board.is_host:
         from aot.device.transport import PipeTransport
 

@@ -48,7 +48,8 @@ class Firmware:
     elf: Path
     project_dir: Path
     build_dir: Path  # west flashes from here (it reads its runners.yaml, not the ELF)
-    built_by_aot: bool = True
+    # The command that builds the ELF (from metadata.json), for a missing-firmware error.
+    build_command: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,18 +143,8 @@ class FlashRunner(ABC):
 
     def check_firmware(self, board: Board, firmware: Firmware) -> None:
         """Fails before running the tool if there is nothing to flash yet."""
-        if firmware.elf.is_file():
-            return
-        if firmware.built_by_aot:
-            hint = "build it with 'aot build' (without --no-build)"
-        else:
-            hint = f"build the project in {firmware.project_dir} first" + (
-                f", e.g. west build -b {board.zephyr_board} {firmware.project_dir} "
-                f"-d {firmware.build_dir}"
-                if board.zephyr_board
-                else f" (see {firmware.project_dir / 'README.md'})"
-            )
-        raise ConfigError(f"firmware {firmware.elf} not found; {hint}")
+        if not firmware.elf.is_file():
+            raise ConfigError(missing_firmware_message(firmware))
 
     def flash(self, board: Board, firmware: Firmware, options: FlashOptions | None = None) -> None:
         """Flashes the board; FlashError with the tool's last error line if it fails."""
@@ -232,17 +223,32 @@ def runner_for(board: Board, name: str | None = None) -> FlashRunner:
     return cls()
 
 
+def missing_firmware_message(firmware: Firmware) -> str:
+    """The path that is missing and the command that makes it."""
+    if firmware.build_command:
+        how = f"build the project with `{shlex.join(firmware.build_command)}`"
+    else:
+        how = f"build the project in {firmware.project_dir} (see its README.md)"
+    return f"firmware {firmware.elf} not found; {how}, or rerun 'aot build' without --no-build"
+
+
 def firmware_from_metadata(output: Path, metadata: Mapping[str, Any]) -> Firmware:
-    """The firmware of a folder made by 'aot build', from its metadata.json."""
+    """The firmware of a folder made by 'aot build', from its metadata.json: where the
+    project's build puts it, whoever ran that build (aot, make, cmake, west)."""
+    from aot.project import project_build_command
+
     project = metadata.get("project")
     if not project:
         raise ConfigError(f"{output} has no project in its metadata.json; run 'aot build'")
     project_dir = output / project["dir"]
     build = metadata.get("build")
     executable = build["executable"] if build else project["executable"]
+    command = project_build_command(output, project)
+    if not command and project.get("built_by_aot", True) and "build_tool" not in project:
+        command = ["make", "-C", str(project_dir)]  # folders written before build_tool
     return Firmware(
         elf=output / executable,
         project_dir=project_dir,
         build_dir=project_dir / WEST_BUILD_DIR,
-        built_by_aot=bool(project.get("built_by_aot", True)),
+        build_command=tuple(command),
     )

@@ -11,7 +11,7 @@ from aot.flash.core import Firmware, FlashOptions, FlashRunner, flash_runners
 class PyocdRunner(FlashRunner):
     name = "pyocd"
     tool = "pyocd"
-    install = "pip install pyocd"
+    install = "pip install 'aot[pyocd]'"
     env_var = "AOT_PYOCD"
     capabilities = frozenset({"flash", "erase", "reset", "probe"})
     # Most parts come from CMSIS packs: the board's YAML notes the pack to install.

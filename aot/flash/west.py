@@ -16,7 +16,9 @@ from aot.flash.core import Firmware, FlashOptions, FlashRunner, flash_runners
 class WestRunner(FlashRunner):
     name = "west"
     tool = "west"
-    install = "pip install west (and a Zephyr workspace: https://docs.zephyrproject.org)"
+    install = (
+        "pip install 'aot[zephyr]' (west) and a Zephyr workspace (https://docs.zephyrproject.org)"
+    )
     env_var = "AOT_WEST"
     # --erase and --dev-id reach the Zephyr runner; west rejects them if it lacks them.
     capabilities = frozenset({"flash", "erase", "reset", "probe"})
