@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -113,11 +114,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def check_cross_compiler(board: Board, args: argparse.Namespace) -> None:
     """Fail before the model compile, not after, when the firmware cannot be built."""
-    from aot.project import TEMPLATES_DIR
+    from aot.project import load_template
     from aot.toolchain import arm_gcc
 
     template = args.template or board.templates[0]
-    built_with_make = (TEMPLATES_DIR / template / "Makefile").is_file()
+    built_with_make = load_template(template).build == "make"
     if not args.no_build and built_with_make and not board.is_host:
         arm_gcc()
 
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from aot.builder import build_project
     from aot.compiler import CompileOptions, compile_model, default_pools, pools_from_args
     from aot.library import staged_output, write_metadata
-    from aot.project import generate_project
+    from aot.project import generate_project, project_build_command
 
     board = load_board(args.board)
     # Pools: --pool-file, else --pool, else the board's default (see pools_file.py).
@@ -199,9 +200,11 @@ def run(args: argparse.Namespace) -> int:
         "lower_bound_bytes": metadata["memory"]["lower_bound_bytes"],
         "operators": len(metadata["operators"]),
         "executable": metadata.get("build", {}).get("executable"),
+        # The template's build command, with the folder as given: 'aot flash' and
+        # 'aot run' look for the firmware where it puts it (west: -d project/build).
         "west_command": (
-            f"west build -b {board.zephyr_board} {output / 'project'}"
-            if not metadata["project"]["built_by_aot"] and board.zephyr_board
+            shlex.join(project_build_command(output, metadata["project"]))
+            if metadata["project"].get("build_tool") == "west"
             else None
         ),
     }

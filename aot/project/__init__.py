@@ -1,10 +1,14 @@
 """The project stage: model library + board -> a buildable project folder.
 
-A template is a folder under ``aot/project/templates/``. Its files are copied into
-``DIR/project``; files ending in ``.in`` have ``@VARIABLE@`` placeholders filled and lose
-the suffix. The runtime application (``aot/runtime_c/include``, ``aot/runtime_c/src`` and the
-board's port file) is copied into ``project/runtime`` so the project builds on its own,
-and ``project/app/aot_app_model.c`` names the model the application serves.
+A template is a folder under ``aot/project/templates/``. Its ``template.yaml`` says how a
+project made from it is built (``build: make``, ``west`` or ``none``) and where the
+firmware appears; it is data, so nothing here guesses from which files a template has.
+The other files are copied into ``DIR/project``; files ending in ``.in`` have
+``@VARIABLE@`` placeholders filled and lose the suffix. The model library (``DIR/model``)
+is copied into ``project/model`` and the runtime application (``aot/runtime_c/include``,
+``aot/runtime_c/src`` and the board's port file) into ``project/runtime``, so the project
+is self-contained: ``cp -r DIR/project elsewhere`` still builds. ``project/app/aot_app_model.c``
+names the model the application serves.
 """
 
 from __future__ import annotations
@@ -16,14 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aot.boards import Board
+from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError, InternalError
 from aot.library import LIBRARY_DIR, RUNTIME_C_DIR
 
 # Templates ship inside the package (package data), beside this module.
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATE_FILE = "template.yaml"  # the template's data; not copied into projects
 PROJECT_DIR = "project"
+# The project's own copy of the model library, so the project survives being moved.
+PROJECT_LIBRARY_DIR = "model"
 EXECUTABLE = "aot_app"
+# What builds a project: make (aot runs it), west (the user runs it in a Zephyr
+# workspace), none (the user integrates the files into their own build).
+BUILD_TOOLS = ("make", "west", "none")
 
 # Frame payload of the serial protocol; larger inputs arrive in chunks.
 APP_MAX_PAYLOAD = 512
@@ -37,8 +47,14 @@ class ProjectInfo:
     port: str
     dir: str  # relative to the output folder
     executable: str  # relative to the output folder, once built
-    built_by_aot: bool  # False: the user builds it (e.g. west build for Zephyr)
+    build_tool: str  # one of BUILD_TOOLS, from the template's template.yaml
+    # The command that builds the project, relative to the output folder (empty: none).
+    build_command: tuple[str, ...] = ()
     variables: Mapping[str, str] = field(repr=False, default_factory=dict)
+
+    @property
+    def built_by_aot(self) -> bool:
+        return self.build_tool == "make"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,8 +62,63 @@ class ProjectInfo:
             "port": self.port,
             "dir": self.dir,
             "executable": self.executable,
+            "build_tool": self.build_tool,
+            "build_command": list(self.build_command),
             "built_by_aot": self.built_by_aot,
+            # The project holds its own copy of the model library (project/model).
+            "self_contained": True,
         }
+
+
+@dataclass(frozen=True)
+class TemplateInfo:
+    """A template's ``template.yaml``."""
+
+    name: str
+    build: str  # one of BUILD_TOOLS
+    firmware: str  # the build product, relative to the project folder
+
+
+def load_template(name: str) -> TemplateInfo:
+    import yaml  # lazy
+
+    folder = TEMPLATES_DIR / name
+    if not folder.is_dir():
+        raise ConfigError(
+            f"project template '{name}' does not exist; available: "
+            f"{', '.join(available_templates())}"
+        )
+    path = folder / TEMPLATE_FILE
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise InternalError(f"template data {path} is missing or not YAML: {err}") from None
+    if not isinstance(data, dict) or data.get("build") not in BUILD_TOOLS:
+        raise InternalError(f"{path}: 'build' must be one of {', '.join(BUILD_TOOLS)}")
+    if not isinstance(data.get("firmware"), str):
+        raise InternalError(f"{path}: 'firmware' (the build product's path) is missing")
+    return TemplateInfo(name, data["build"], data["firmware"])
+
+
+def project_build_command(output: Path, project: Mapping[str, Any]) -> list[str]:
+    """The recorded build command (``metadata.json`` project.build_command, relative to
+    the output folder) with paths under ``output``."""
+    command = list(project.get("build_command") or [])
+    prefix = str(project["dir"])
+    return [
+        str(output / arg) if arg == prefix or arg.startswith(prefix + "/") else arg
+        for arg in command
+    ]
+
+
+def build_command(tool: str, board: Board, project: str) -> tuple[str, ...]:
+    """The command that builds a project folder (``project`` as the caller names it)."""
+    if tool == "make":
+        return ("make", "-C", project)
+    if tool == "west":
+        # -d matches where 'aot flash' and 'aot run' look (project/build).
+        return ("west", "build", "-b", str(board.zephyr_board), project, "-d", f"{project}/build")
+    return ()
 
 
 @dataclass(frozen=True)
@@ -66,7 +137,10 @@ class ProjectContext:
 
     def sources(self) -> list[str]:
         """Every C file besides the template's own, relative to the project folder."""
-        library = [f"../{s}" for s in self.metadata["library"]["sources"]]
+        library = [
+            f"{PROJECT_LIBRARY_DIR}/{Path(s).relative_to(LIBRARY_DIR).as_posix()}"
+            for s in self.metadata["library"]["sources"]
+        ]
         runtime = sorted(
             f"runtime/src/{p.name}" for p in (self.project / "runtime/src").glob("*.c")
         )
@@ -74,17 +148,37 @@ class ProjectContext:
 
     def includes(self) -> list[str]:
         return [
-            f"../{LIBRARY_DIR}/include",
-            f"../{LIBRARY_DIR}/src",
+            f"{PROJECT_LIBRARY_DIR}/include",
+            f"{PROJECT_LIBRARY_DIR}/src",
             "runtime/include",
             "runtime/src",
         ]
 
 
-# A template's hook writes its generated files (build configuration, linker script) and
-# returns the path of the build product relative to the project. Templates register a
-# hook by name; the generator never tests template or board names.
-TemplateHook = Callable[[ProjectContext], str]
+def pool_memories(board: Board, metadata: dict[str, Any]) -> dict[str, MemoryRegion]:
+    """Pool name -> the board memory it lives in: the memory the pool is named after
+    (``--pool dtcm:16K``, or the board default, which is named after its memory), else
+    the board's default workspace memory (e.g. a generic ``workspace`` pool)."""
+    names = {region.name for region in board.memories}
+    return {
+        pool["name"]: board.region(pool["name"])
+        if pool["name"] in names
+        else board.default_region("workspace")
+        for pool in metadata["memory"]["pools"]
+    }
+
+
+def pool_regions(context: ProjectContext) -> dict[str, MemoryRegion]:
+    """The library's pool sections (``.bss.aot.<model>.<pool>``) -> board memory."""
+    return {
+        f".bss.aot.{context.model_name}.{pool}": region
+        for pool, region in pool_memories(context.board, context.metadata).items()
+    }
+
+
+# A template's hook writes its generated files (build configuration, linker script).
+# Templates register a hook by name; the generator never tests template or board names.
+TemplateHook = Callable[[ProjectContext], None]
 TEMPLATE_HOOKS: dict[str, TemplateHook] = {}
 
 
@@ -129,7 +223,7 @@ def common_variables(board: Board, metadata: dict[str, Any]) -> dict[str, str]:
     defines = {**app_defines(metadata), "AOT_APP_STACK_PAINT_BYTES": f"{HOST_STACK_PAINT}u"}
     return {
         "MODEL_NAME": name,
-        "MODEL_DIR": f"../{LIBRARY_DIR}",
+        "MODEL_DIR": PROJECT_LIBRARY_DIR,
         "EXECUTABLE": EXECUTABLE,
         "BOARD": board.name,
         "APP_DEFINES": " ".join(f"-D{k}={v}" for k, v in defines.items()),
@@ -164,12 +258,8 @@ def generate_project(
     output: Path, metadata: dict[str, Any], board: Board, template: str | None = None
 ) -> ProjectInfo:
     template = template or default_template(board)
+    info = load_template(template)
     template_dir = TEMPLATES_DIR / template
-    if not template_dir.is_dir():
-        raise ConfigError(
-            f"project template '{template}' does not exist; available: "
-            f"{', '.join(available_templates())}"
-        )
     port = board.port_for(template)
     project = output / PROJECT_DIR
     variables = common_variables(board, metadata)
@@ -177,6 +267,8 @@ def generate_project(
         if source.is_dir():
             continue
         relative = source.relative_to(template_dir)
+        if relative == Path(TEMPLATE_FILE):
+            continue
         if source.suffix == ".in":
             target = project / relative.with_suffix("")
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -186,6 +278,9 @@ def generate_project(
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     copy_runtime(project, port)
+    library = output / LIBRARY_DIR
+    if library.is_dir():
+        shutil.copytree(library, project / PROJECT_LIBRARY_DIR)
     name = metadata["model"]["name"]
     app = project / "app"
     app.mkdir(parents=True, exist_ok=True)
@@ -197,17 +292,16 @@ def generate_project(
         f"  return &aot_{name}_model;\n"
         "}\n"
     )
-    executable = f"build/{EXECUTABLE}"
     hook = TEMPLATE_HOOKS.get(template)
     if hook is not None:
-        executable = hook(ProjectContext(project, board, metadata, app_defines(metadata)))
+        hook(ProjectContext(project, board, metadata, app_defines(metadata)))
     return ProjectInfo(
         template=template,
         port=port,
         dir=PROJECT_DIR,
-        executable=f"{PROJECT_DIR}/{executable}",
-        # aot builds what make builds; other templates name their tool in their README.
-        built_by_aot=(project / "Makefile").is_file(),
+        executable=f"{PROJECT_DIR}/{info.firmware}",
+        build_tool=info.build,
+        build_command=build_command(info.build, board, PROJECT_DIR),
         variables=variables,
     )
 

@@ -9,7 +9,8 @@ import pytest
 
 from aot.boards import Board, load_all_boards
 from aot.linker import render_linker_script
-from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
+from aot.project.cmsis import cmsis_build_config, write_build_config
+from aot.toolchain import build_with_make
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "aot" / "project" / "templates" / "cmsis"
@@ -44,7 +45,7 @@ def make_echo_project(board: Board, dest: Path) -> Path:
 
 
 def build_echo(board: Board, dest: Path) -> Path:
-    return build_with_make(make_echo_project(board, dest))
+    return build_with_make(make_echo_project(board, dest), target="echo")
 
 
 def require_tool(name: str, hint: str) -> None:

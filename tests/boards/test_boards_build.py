@@ -65,7 +65,7 @@ def test_overflowing_region_fails_clearly(tmp_path: Path) -> None:
     # A stack bigger than the whole stack region cannot link.
     (project / "board.ld").write_text(render_linker_script(board, stack_size=8 << 20))
     with pytest.raises(ToolchainError, match=r"(?s)make exit 2.*overflowed"):
-        build_with_make(project)
+        build_with_make(project, target="echo")
 
 
 def test_copy_table_for_physical_board(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ def test_copy_table_for_physical_board(tmp_path: Path) -> None:
         console=Console("cmsdk_uart", 0x40004000, 0),
         ticks=TickSource("fpgaio_counter", 1000, "cycles", 0x40028018),
     )
-    elf = build_with_make(make_echo_project(board, tmp_path / "p"))
+    elf = build_with_make(make_echo_project(board, tmp_path / "p"), target="echo")
     headers = subprocess.run(
         ["arm-none-eabi-objdump", "-h", str(elf)], capture_output=True, text=True, check=True
     ).stdout

@@ -122,7 +122,7 @@ def test_zephyr_section_snippet() -> None:
 def test_build_config_files() -> None:
     import yaml
 
-    from aot.toolchain import cmsis_build_config, render_config_mk, render_csolution
+    from aot.project.cmsis import cmsis_build_config, render_config_mk, render_csolution
 
     board = load_board("mps2_an386")
     config = cmsis_build_config(
@@ -132,8 +132,9 @@ def test_build_config_files() -> None:
     assert "CPU_FLAGS := -mcpu=cortex-m4 \\\n    -mthumb" in mk
     assert "AOT_UART_BASE=0x40004000u" in mk and "AOT_APP_IO_BYTES=8192" in mk
     files = render_csolution(board, config)
-    solution = yaml.safe_load(files["csolution.yml"])["solution"]
-    assert solution["target-types"] == [{"type": "mps2_an386", "device": "ARM::ARMCM4_FP"}]
+    solution = yaml.safe_load(files["aot.csolution.yml"])["solution"]
+    assert solution["target-types"] == [{"type": "mps2_an386", "device": "ARM::ARMCM4"}]
+    assert solution["packs"] == [{"pack": "ARM::Cortex_DFP"}]
     layer = yaml.safe_load(files["aot.clayer.yml"])["layer"]
     assert layer["groups"][0]["files"] == [{"file": "src/a.c"}]
     with pytest.raises(ConfigError, match="cannot use the cmsis template"):
@@ -143,12 +144,13 @@ def test_build_config_files() -> None:
 
 
 @pytest.mark.parametrize("name", MCU_BOARDS)
-def test_every_mcu_board_has_a_cmsis_device(name: str) -> None:
-    assert load_board(name).cmsis_device() is not None
+def test_every_cmsis_board_names_its_cmsis_device(name: str) -> None:
+    board = load_board(name)
+    assert (board.cmsis_device() is not None) == ("cmsis" in board.ports)
 
 
 def test_zephyr_files() -> None:
-    from aot.toolchain import render_zephyr_files
+    from aot.project.zephyr import render_zephyr_files
 
     files = render_zephyr_files(
         load_board("nucleo_f746zg"),

@@ -27,7 +27,8 @@ def _build(board_name: str, model: str, dest: Path) -> tuple[Board, Path]:
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} not found")
     from aot.linker import render_linker_script
-    from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
+    from aot.project.cmsis import cmsis_build_config, write_build_config
+    from aot.toolchain import build_with_make
 
     board = load_board(board_name)
     shutil.copytree(REPO / "aot" / "project" / "templates" / "cmsis", dest)
@@ -38,7 +39,7 @@ def _build(board_name: str, model: str, dest: Path) -> tuple[Board, Path]:
     includes = [str(RUNTIME / "include"), str(RUNTIME / "src")]
     config = cmsis_build_config(board, sources=sources, includes=includes, target="app")
     write_build_config(dest, config)
-    return board, build_with_make(dest)
+    return board, build_with_make(dest, target="app")
 
 
 @pytest.mark.parametrize("board_name", ["mps2_an385", "mps2_an386"])

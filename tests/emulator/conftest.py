@@ -14,7 +14,8 @@ from emulator_helpers import EXAMPLE_MODEL, REPO, ModelNeeds, model_path, requir
 from aot.boards import load_board
 from aot.errors import AotError
 from aot.linker import render_linker_script
-from aot.toolchain import build_with_make, cmsis_build_config, write_build_config
+from aot.project.cmsis import cmsis_build_config, write_build_config
+from aot.toolchain import build_with_make
 
 SILENT_C = Path(__file__).resolve().parent / "firmware" / "silent.c"
 
@@ -83,7 +84,7 @@ def silent_folder(firmware, tmp_path: Path) -> Path:
         target="silent",
     )
     write_build_config(project, config, board)
-    elf = build_with_make(project)
+    elf = build_with_make(project, target="silent")
     folder = tmp_path / "silent"
     shutil.copytree(example, folder)
     metadata = json.loads((folder / "metadata.json").read_text())

@@ -17,8 +17,10 @@ FIRMWARE = Firmware(
     elf=Path("/b/out/project/build/zephyr/zephyr.elf"),
     project_dir=Path("/b/out/project"),
     build_dir=Path("/b/out/project/build"),
-    built_by_aot=False,
-)
+    build_command=(
+        "west", "build", "-b", "nucleo_f746zg", "/b/out/project", "-d", "/b/out/project/build"
+    ),
+)  # fmt: skip
 ELF = str(FIRMWARE.elf)
 
 
@@ -73,6 +75,10 @@ def crafted_folder(
         "port": "zephyr",
         "dir": "project",
         "executable": "project/build/zephyr/zephyr.elf",
+        "build_tool": "make" if built_by_aot else "west",
+        "build_command": ["make", "-C", "project"]
+        if built_by_aot
+        else ["west", "build", "-b", board, "project", "-d", "project/build"],
         "built_by_aot": built_by_aot,
     }
     metadata = {

@@ -20,7 +20,7 @@ from aot.flash import (
     runner_for,
 )
 from aot.flash.core import WEST_BUILD_DIR
-from aot.project.zephyr import WEST_ELF
+from aot.project import build_command, load_template
 
 pytestmark = pytest.mark.unit
 
@@ -222,7 +222,13 @@ def test_out_of_tree_runner_plugs_in_by_entry_point(monkeypatch: pytest.MonkeyPa
 
 
 def test_west_build_dir_matches_the_zephyr_template() -> None:
-    assert WEST_ELF.startswith(WEST_BUILD_DIR + "/")
+    # The template's firmware and the -d of the west command aot prints are where
+    # 'aot flash' looks.
+    template = load_template("zephyr")
+    assert template.build == "west"
+    assert template.firmware.startswith(WEST_BUILD_DIR + "/")
+    command = build_command("west", load_board("nucleo_f746zg"), "project")
+    assert command[-2:] == ("-d", f"project/{WEST_BUILD_DIR}")
 
 
 @pytest.mark.parametrize(
