@@ -122,6 +122,14 @@ def find_pdsc(pack: str) -> Path | None:
     return None
 
 
+def _cached_index() -> dict[str, Any]:
+    """cmsis-pack-manager's own index of the packs it has downloaded (may be empty)."""
+    try:
+        return dict(_pack_manager().Cache(True, True).index)
+    except (OSError, ValueError):
+        return {}
+
+
 def pack_device(device: CmsisDevice) -> PackDevice:
     """The device from its pack: a local PDSC, else cmsis-pack-manager's cache."""
     pdsc = find_pdsc(device.pack)
@@ -129,11 +137,7 @@ def pack_device(device: CmsisDevice) -> PackDevice:
         devices = read_pdsc(pdsc.resolve())
         where = str(pdsc)
     else:
-        pack_manager = _pack_manager()
-        try:
-            index = pack_manager.Cache(True, True).index
-        except (OSError, ValueError):
-            index = {}
+        index = _cached_index()
         devices = {
             name: _device_from_index(name, entry)
             for name, entry in index.items()

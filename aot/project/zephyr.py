@@ -142,7 +142,8 @@ def generate_zephyr(context: ProjectContext) -> None:
     placements = zephyr_pool_placements(context)
     if placements:
         regions = list({r.name: r for r in placements.values()}.values())
-        files[OVERLAY_FILE] = render_overlay(board, regions)
+        if any(region.zephyr_region is None for region in regions):
+            files[OVERLAY_FILE] = render_overlay(board, regions)
         files[SECTIONS_FILE] = render_zephyr_sections(
             board,
             {section: region.name for section, region in placements.items()},
