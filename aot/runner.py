@@ -63,21 +63,19 @@ def connect(
     """Start or open the device the folder was built for and yield a protocol client.
 
     ``port``/``baud``: the serial port of a physical board (required for those)."""
-    if not board.is_host and not board.emulated:
-        # A physical board: flash it with its runner, then talk over its serial port.
-        # (Its project may be built by the user, e.g. with west, so no "build" entry.)
-        from aot.flash import firmware_from_metadata, open_board
-
-        firmware = firmware_from_metadata(output, metadata)
-        with open_board(board, firmware, port, baud, timeout) as client:
-            yield client
-        return
-    # The executable is where the project's build puts it, whether 'aot build' ran the
-    # build or the user did (make -C DIR/project, cmake, ...).
     from aot.flash import firmware_from_metadata
     from aot.flash.core import missing_firmware_message
 
+    # The firmware is where the project's build puts it, whether 'aot build' ran the
+    # build or the user did (make -C DIR/project, cmake, west build -d ...).
     firmware = firmware_from_metadata(output, metadata)
+    if not board.is_host and not board.emulated:
+        # A physical board: flash it with its runner, then talk over its serial port.
+        from aot.flash import open_board
+
+        with open_board(board, firmware, port, baud, timeout) as client:
+            yield client
+        return
     if not firmware.elf.is_file():
         raise ConfigError(missing_firmware_message(firmware))
     executable = firmware.elf
