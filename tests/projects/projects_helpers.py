@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from aot.cli import main as aot_main
+from aot.testing.shared import shared_path
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 EXAMPLE_MODEL = REPO / "examples" / "tiny_kws_int8.tflite"
 EXAMPLE_INPUT = REPO / "examples" / "tiny_kws_int8.input.npy"
 EXAMPLE_OUTPUT = REPO / "examples" / "tiny_kws_int8.output.npy"
@@ -33,10 +33,8 @@ def build(out: Path, board: str, *extra: str) -> Path:
 
 
 def shared(*parts: str) -> Path:
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"reference data {path} is not available")
-    return path
+    """Reference data in ../shared; missing data fails the test (aot.testing.shared)."""
+    return shared_path(*parts)
 
 
 def require_tools(*names: str) -> None:
