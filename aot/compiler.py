@@ -16,6 +16,7 @@ from typing import Any
 from aot import __version__
 from aot.errors import ConfigError
 from aot.library import LIBRARY_DIR, copy_runtime_headers, write_files
+from aot.planning.model import PoolSpec
 
 Progress = Callable[[str], None]
 
@@ -23,26 +24,6 @@ Progress = Callable[[str], None]
 DEFAULT_PLANNER = "hill_climb"
 
 MODEL_NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,31}$")
-
-
-# What may access a pool unless told otherwise (--pool NAME:SIZE:TARGETS, --pool-file).
-DEFAULT_TARGETS: tuple[str, ...] = ("cpu",)
-
-
-@dataclass(frozen=True)
-class PoolSpec:
-    """A workspace pool: a name, a byte limit (None: unbounded) and its linker section.
-
-    ``targets`` names what accesses the pool (the CPU, an accelerator); it is recorded in
-    metadata.json and does not change the plan.
-    """
-
-    name: str
-    size: int | None
-    targets: tuple[str, ...] = DEFAULT_TARGETS
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "size_limit": self.size, "targets": list(self.targets)}
 
 
 @dataclass(frozen=True)
@@ -94,7 +75,7 @@ def compile_model(
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
     from aot.lowering.liveness import workspace_buffers
-    from aot.planning import Pool, plan_memory
+    from aot.planning import plan_memory
 
     def report(message: str) -> None:
         if progress is not None:
@@ -113,7 +94,7 @@ def compile_model(
 
     mark = time.perf_counter()
     buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
-    pools = [Pool(p.name, p.size) for p in options.pools]
+    pools = [p.pool() for p in options.pools]
     step_names = [f"step {s.index} ({s.operator})" for s in lowered.steps]
     report(f"planning {len(buffers)} buffers with {options.planner}")
     plan = plan_memory(buffers, pools, options.planner, step_names=step_names)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from aot.errors import ConfigError
+from aot.sizes import parse_size
 
 DEFAULT_BOARD = "mps2_an386"
 
@@ -265,18 +265,6 @@ def gcc_flags(core: str, features: Features) -> list[str]:
     return flags
 
 
-_SIZE_RE = re.compile(r"^([1-9][0-9]*)([KMG])$")
-
-
-def parse_size(value: int | str) -> int:
-    if isinstance(value, int):
-        return value
-    match = _SIZE_RE.match(value)
-    if not match:
-        raise ConfigError(f"bad size '{value}': expected bytes or a number with K, M or G")
-    return int(match.group(1)) << {"K": 10, "M": 20, "G": 30}[match.group(2)]
-
-
 def _search_dirs() -> list[Path]:
     extra = os.environ.get("AOT_BOARDS_PATH", "")
     return [Path(p) for p in extra.split(os.pathsep) if p] + [BOARDS_DIR]
@@ -317,7 +305,7 @@ def board_from_data(
         MemoryRegion(
             name=m["name"],
             base=m["base"],
-            size=parse_size(m["size"]),
+            size=parse_size(m["size"], f"size of memory '{m['name']}'"),
             holds=tuple(m["holds"]),
             loadable=m.get("loadable", False),
             note=m.get("note", ""),

@@ -67,6 +67,30 @@ class Pool:
             raise ConfigError(f"pool '{self.name}' has size {self.size}; expected >= 0 bytes")
 
 
+# What may access a pool unless told otherwise (--pool NAME:SIZE:TARGETS, --pool-file).
+DEFAULT_TARGETS: tuple[str, ...] = ("cpu",)
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """A workspace pool as the user asks for it: a name, a byte limit (None: unbounded)
+    and what may access it.
+
+    ``targets`` names what accesses the pool (the CPU, an accelerator); it is recorded in
+    metadata.json and does not change the plan. ``pool()`` is what the planners see.
+    """
+
+    name: str
+    size: int | None
+    targets: tuple[str, ...] = DEFAULT_TARGETS
+
+    def pool(self) -> Pool:
+        return Pool(self.name, self.size)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "size_limit": self.size, "targets": list(self.targets)}
+
+
 @dataclass(frozen=True)
 class Placement:
     """Where one buffer lives: ``offset`` bytes from the start of ``pool``."""

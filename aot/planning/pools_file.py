@@ -6,13 +6,14 @@ Both forms give pools fastest first, which is the order the planners fill them i
     --pool-file pools.json            e.g. [{"name": "dtcm", "size": "16K", "targets": ["cpu"]},
                                             {"name": "sram", "size": 1048576}]
 
-SIZE is bytes, or a number with a K or M suffix (KiB, MiB; "16K", "16KiB", "1M"). TARGETS
+SIZE is bytes, or a number with a K, M or G suffix (binary: "16K", "16KiB", "1M"). TARGETS
 names what may access the pool (default "cpu"); it is recorded in metadata.json for the
 project and for accelerator backends, and does not change the plan. Every problem is one
 ConfigError that names the argument or the file and what was expected.
 
-This module builds ``aot.compiler.PoolSpec`` objects; ``aot.planning`` itself never imports
-it, so the planners stay free of compile options.
+This module builds ``aot.planning.model.PoolSpec`` objects; the planners never import it,
+so they stay free of command-line parsing. Sizes follow ``aot.sizes`` (the grammar board
+YAML uses too).
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from aot.compiler import DEFAULT_TARGETS, PoolSpec
 from aot.errors import ConfigError
+from aot.planning.model import DEFAULT_TARGETS, PoolSpec
+from aot.sizes import size_or_none
 
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SIZE_PATTERN = re.compile(r"(\d+)([kKmM]?)(?:i?[bB])?")
 POOL_KEYS = ("name", "size", "targets")
 POOL_FILE_EXAMPLE = (
     '[{"name": "dtcm", "size": "16K", "targets": ["cpu"]}, {"name": "sram", "size": "1M"}]'
@@ -39,15 +40,6 @@ def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
     return names.get(type(value), "a number")
-
-
-def parse_size(text: str) -> int | None:
-    """Bytes from ``16384``, ``16K``, ``16KiB`` or ``1M``; None when it is not a size."""
-    match = SIZE_PATTERN.fullmatch(text)
-    if not match:
-        return None
-    number, unit = match.groups()
-    return int(number) * {"": 1, "k": 1024, "m": 1024 * 1024}[unit.lower()]
 
 
 def _targets_problem(targets: Sequence[str]) -> str | None:
@@ -70,7 +62,7 @@ def parse_pool_arg(text: str) -> PoolSpec:
     parts = text.split(":")
     if len(parts) not in (2, 3) or not NAME_PATTERN.fullmatch(parts[0]):
         raise ConfigError(usage)
-    size = parse_size(parts[1])
+    size = size_or_none(parts[1])
     if size is None:
         raise ConfigError(usage)
     targets: tuple[str, ...] = DEFAULT_TARGETS
@@ -134,10 +126,10 @@ def _pool_from_json(entry: Any, index: int, path: Path) -> PoolSpec:
             raise ConfigError(f"{where} has size {raw}; expected >= 0 bytes")
         size = raw
     else:
-        size = parse_size(raw)
+        size = size_or_none(raw)
         if size is None:
             raise ConfigError(
-                f'{where} has size "{raw}"; expected bytes or a number with K or M (e.g. "16K")'
+                f'{where} has size "{raw}"; expected bytes or a number with K, M or G (e.g. "16K")'
             )
     targets: tuple[str, ...] = DEFAULT_TARGETS
     if "targets" in entry:

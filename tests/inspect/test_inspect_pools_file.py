@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from aot.cli import main
-from aot.compiler import PoolSpec, parse_pool, pools_from_args
+from aot.compiler import parse_pool, pools_from_args
 from aot.errors import ConfigError
+from aot.planning.model import PoolSpec
 from aot.planning.pools_file import read_pool_file
 
 
