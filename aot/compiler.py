@@ -24,6 +24,16 @@ Progress = Callable[[str], None]
 DEFAULT_PLANNER = "hill_climb"
 
 MODEL_NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,31}$")
+MODEL_NAME_MAX = 32
+
+
+def model_name_from_path(path: str | Path) -> str:
+    """The default model name: the file name as a C prefix (``vww_96_int8.tflite`` ->
+    ``vww_96_int8``, ``My-Net v2.onnx`` -> ``my_net_v2``), so symbols say which model."""
+    name = re.sub(r"[^a-z0-9_]+", "_", Path(path).stem.lower()).strip("_") or "model"
+    if name[0].isdigit():
+        name = f"m_{name}"
+    return name[:MODEL_NAME_MAX].rstrip("_")
 
 
 @dataclass(frozen=True)

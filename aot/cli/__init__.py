@@ -39,9 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"aot {__version__}")
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show debug logs and tracebacks on errors"
-    )
+    add_output_level_options(parser, False)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:
@@ -51,7 +49,35 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # subcommand not shipped in this build
             raise
         module.add_parser(subparsers)
+    for subparser in subparsers.choices.values():
+        # Also after the subcommand (aot build m.tflite -v); SUPPRESS keeps a flag given
+        # before it from being reset by the subcommand's default.
+        add_output_level_options(subparser, argparse.SUPPRESS)
     return parser
+
+
+def add_output_level_options(parser: argparse.ArgumentParser, default: object) -> None:
+    levels = parser.add_mutually_exclusive_group()
+    levels.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=default,
+        help="show debug logs and tracebacks on errors",
+    )
+    levels.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default,
+        help="no progress lines or info logs; results and errors still print",
+    )
+
+
+def log_level(args: argparse.Namespace) -> int:
+    if args.verbose:
+        return logging.DEBUG
+    return logging.WARNING if args.quiet else logging.INFO
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,8 +90,10 @@ def _main(argv: list[str]) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        if args.verbose and args.quiet:  # one before the subcommand, one after
+            parser.error("-v/--verbose and -q/--quiet exclude each other")
         logging.basicConfig(
-            level=logging.DEBUG if args.verbose else logging.INFO,
+            level=log_level(args),
             format="%(message)s",
             stream=sys.stderr,
         )

@@ -50,8 +50,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_output_options(parser)
     parser.add_argument(
         "--name",
-        default="default",
-        help="model name, the prefix of every generated C symbol (default: default)",
+        default=None,
+        help="model name, the prefix of every generated C symbol (aot_<name>_run); default: "
+        "the model file name as a C identifier (vww_96_int8.tflite -> vww_96_int8)",
     )
     parser.add_argument(
         "--template",
@@ -152,7 +153,13 @@ def constants_memory(board: Board, requested: str | None, constants_bytes: int) 
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
     from aot.builder import build_project
-    from aot.compiler import CompileOptions, compile_model, default_pools, pools_from_args
+    from aot.compiler import (
+        CompileOptions,
+        compile_model,
+        default_pools,
+        model_name_from_path,
+        pools_from_args,
+    )
     from aot.library import staged_output, write_metadata
     from aot.project import generate_project, project_build_command
 
@@ -167,14 +174,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         pools = pools_from_args(args.pool) if args.pool else default_pools(board)
     options = CompileOptions(
-        name=args.name,
+        name=args.name or model_name_from_path(args.model),
         frontend=args.frontend,
         planner=args.planner,
         pools=pools,
         constants_alignment=args.constants_alignment,
         io_in_pool=args.io_in_pool,
     )
-    progress = progress_printer(quiet=args.json)
+    progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)
     check_cross_compiler(board, args)
     with staged_output(output, args.force, reads=[args.model, args.pool_file]) as staging:

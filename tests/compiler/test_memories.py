@@ -42,8 +42,8 @@ def test_constants_and_pools_in_chosen_memories(tmp_path: Path) -> None:
     )
     elf = folder / "project" / "build" / "firmware.elf"
     # AN386 memory map: PSRAM at 0x21000000, FPGA block RAM at 0x01000000.
-    assert 0x21000000 <= symbol_address(elf, "aot_default_const_1") < 0x22000000
-    assert 0x01000000 <= symbol_address(elf, "aot_default_pool_blockram") < 0x01004000
+    assert 0x21000000 <= symbol_address(elf, "aot_kws_ref_model_const_1") < 0x22000000
+    assert 0x01000000 <= symbol_address(elf, "aot_kws_ref_model_pool_blockram") < 0x01004000
     x = np.load(MODEL.with_suffix(".input.npy"))
     (got,) = run_many(folder, [[x]])[0]
     np.testing.assert_array_equal(got, np.load(MODEL.with_suffix(".output.npy")))
