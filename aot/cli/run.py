@@ -6,8 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from aot.cli.common import add_json_option
+from aot.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 HELP = "run a built model on its board with inputs from .npy files"
 
@@ -22,6 +27,7 @@ examples:
   aot run out/ -i a.npy -i b.npy --json            two inputs, machine-readable report
   aot run out/ -i input.npy --repeat 10            time 10 inferences
   aot run out/ -i input.npy --port /dev/ttyACM0    a physical board: flash, then run
+  aot run out/ --fill random --seed 1 --top 3      no input file; the 3 largest outputs
 
 Time is reported in the board's tick unit: nanoseconds on the host, instructions under
 QEMU (-icount makes them deterministic; QEMU does not model cycles).
@@ -43,6 +49,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NPY",
         help="an input as a .npy file, once per model input, in order",
+    )
+    parser.add_argument(
+        "--fill",
+        choices=FILL_MODES,
+        help="run without input files: every input all zeros, or seeded random values over "
+        "the input type's range (integers) or N(0, 1) (floats); instead of -i",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --fill random (default: 0)")
+    parser.add_argument(
+        "--top",
+        type=int,
+        metavar="K",
+        help="show the K largest values of each output with their index and, for "
+        "quantized outputs, the dequantized value (for classifiers)",
     )
     parser.add_argument("--save", metavar="DIR", help="write output_<n>.npy files here")
     parser.add_argument(
@@ -70,19 +90,106 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+FILL_MODES = ("zeros", "random")
+# Outputs with at most this many values are printed whole; longer ones show their head.
+SHOWN_WHOLE = 32
+HEAD = 8
+
+
+def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.ndarray]:
+    """Inputs made up from the metadata's shapes and types (--fill)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in specs:
+        dtype, shape = np.dtype(spec["dtype"]), tuple(spec["shape"])
+        if mode == "zeros":
+            arrays.append(np.zeros(shape, dtype))
+        elif dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            arrays.append(rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True))
+        else:
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+    return arrays
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def format_values(output: np.ndarray) -> str:
+    """The whole tensor when small, else its first values, '...' and how many there are."""
+    flat = output.reshape(-1).tolist()
+    if len(flat) <= SHOWN_WHOLE:
+        return "[" + ", ".join(_number(v) for v in flat) + "]"
+    head = ", ".join(_number(v) for v in flat[:HEAD])
+    return f"[{head}, ...] ({len(flat)} values; --top K or --save DIR for the rest)"
+
+
+def dequantize(index: int, value: float, output: np.ndarray, spec: dict[str, Any]) -> float | None:
+    """real = scale * (q - zero_point) for the value at flat ``index``; None when the
+    output is not quantized."""
+    import numpy as np
+
+    quant = spec.get("quantization")
+    if not quant or not quant.get("scale"):
+        return None
+    channel = 0
+    if quant.get("axis") is not None and len(quant["scale"]) > 1:
+        channel = int(np.unravel_index(index, output.shape)[quant["axis"]])
+    scale, zero_point = quant["scale"][channel], quant["zero_point"][channel]
+    return float(scale) * (float(value) - int(zero_point))
+
+
+def top_values(output: np.ndarray, spec: dict[str, Any], k: int) -> list[dict[str, Any]]:
+    """The k largest values (ties: lower index first) with their flat index."""
+    import numpy as np
+
+    flat = output.reshape(-1)
+    order = np.argsort(-flat.astype(np.float64), kind="stable")[:k]
+    return [
+        {
+            "index": int(i),
+            "value": flat[i].item(),
+            "dequantized": dequantize(int(i), flat[i].item(), output, spec),
+        }
+        for i in order
+    ]
+
+
+def _inputs(args: argparse.Namespace, metadata: dict[str, Any]) -> list[np.ndarray]:
+    from aot.runner import load_inputs
+
+    specs = metadata["inputs"]
+    if args.fill and args.input:
+        raise ConfigError("give the inputs either with -i or with --fill, not both")
+    if args.fill:
+        return fill_inputs(specs, args.fill, args.seed)
+    if not args.input and specs:
+        names = ", ".join(s["name"] for s in specs)
+        raise ConfigError(
+            f"the model takes {len(specs)} input(s) ({names}); give one -i NPY per input, "
+            "or run on made-up inputs with --fill zeros or --fill random"
+        )
+    return load_inputs(args.input, metadata)
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from aot.device.client import check_repeats, check_timeout
     from aot.library import read_metadata
-    from aot.runner import load_inputs, run_model
+    from aot.runner import run_model
 
     # Checked before anything starts: nan, inf or 2**32 would fail deep in the transport.
     check_repeats(args.repeat, what="--repeat")
     check_timeout(args.timeout, what="--timeout")
+    if args.top is not None and args.top < 1:
+        raise ConfigError(f"--top {args.top}: expected a number of values >= 1")
     folder = Path(args.folder)
     metadata = read_metadata(folder)
-    inputs = load_inputs(args.input, metadata)
+    inputs = _inputs(args, metadata)
     report = run_model(
         folder, inputs, repeats=args.repeat, timeout=args.timeout, port=args.port, baud=args.baud
     )
@@ -96,6 +203,20 @@ def run(args: argparse.Namespace) -> int:
             saved.append(str(path))
     document = report.to_json(metadata)
     document["saved"] = saved
+    document["inputs_filled"] = (
+        None
+        if not args.fill
+        else {"mode": args.fill, "seed": args.seed if args.fill == "random" else None}
+    )
+    tops = []
+    for entry, output, spec in zip(
+        document["outputs"], report.outputs, metadata["outputs"], strict=True
+    ):
+        entry["name"] = spec["name"]
+        entry["values"] = output.reshape(-1).tolist()
+        tops.append(top_values(output, spec, args.top) if args.top else None)
+        if args.top:
+            entry["top"] = tops[-1]
     if args.json:
         json.dump(document, sys.stdout, indent=2)
         print()
@@ -108,9 +229,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"  peak stack     {document['peak_stack_bytes']} B")
     print(f"  workspace      {document['workspace_bytes']} B")
     print(f"  constants      {document['constants_bytes']} B")
-    for index, output in enumerate(report.outputs):
-        preview = np.array2string(output.reshape(-1)[:8], separator=", ")
-        print(f"  output {index}       {output.dtype}{list(output.shape)} {preview}")
+    if args.fill:
+        seed = f" (seed {args.seed})" if args.fill == "random" else ""
+        print(f"  inputs         --fill {args.fill}{seed}")
+    for index, (output, top) in enumerate(zip(report.outputs, tops, strict=True)):
+        print(f"  output {index:<7} {output.dtype}{list(output.shape)} {format_values(output)}")
+        for rank, item in enumerate(top or [], start=1):
+            real = item["dequantized"]
+            value = _number(item["value"])
+            shown = "" if real is None else f"  dequantized {real:.6g}"
+            print(f"    top {rank:<2} index {item['index']:<6} value {value:<10}{shown}")
     for path in saved:
         print(f"  saved {path}")
     return 0
