@@ -11,6 +11,7 @@ from pathlib import Path
 from aot.boards import Board
 from aot.cli.common import add_json_option, add_output_options, progress_printer
 from aot.errors import ConfigError
+from aot.planning.model import PoolSpec
 
 HELP = "compile a model (.tflite or .onnx) into C and build it for a board"
 
@@ -150,6 +151,44 @@ def constants_memory(board: Board, requested: str | None, constants_bytes: int) 
     return region.name
 
 
+def check_pools_on_board(pools: tuple[PoolSpec, ...], board: Board) -> tuple[PoolSpec, ...]:
+    """Every pool must be a board memory that may hold workspace, and fit it, before any
+    compile: otherwise the project would place it in the default RAM or the linker
+    would find the overflow. An unbounded pool gets its memory's size. The host has no
+    memory map: any pool goes."""
+    import difflib
+
+    from aot.errors import PlanningError
+
+    if board.is_host or not board.memories:
+        return pools
+    names = [m.name for m in board.memories]
+    usable = [m.name for m in board.memories if m.may_hold("workspace")]
+    checked = []
+    for pool in pools:
+        if pool.name not in names:
+            close = difflib.get_close_matches(pool.name, usable, n=1, cutoff=0.5)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(
+                f"pool '{pool.name}' is not a memory of board '{board.name}'; {hint}name the "
+                f"pool after the memory it lives in: {', '.join(usable)} (see 'aot boards')"
+            )
+        region = board.region(pool.name)
+        if not region.may_hold("workspace"):
+            raise ConfigError(
+                f"memory '{region.name}' of board '{board.name}' may not hold workspace (it "
+                f"holds {', '.join(region.holds)}); use one of {', '.join(usable)}"
+            )
+        if pool.size is not None and pool.size > region.size:
+            raise PlanningError(
+                f"pool '{pool.name}' ({pool.size} bytes) is larger than memory '{region.name}' "
+                f"of board '{board.name}' ({region.size} bytes): {pool.size - region.size} "
+                "bytes over; give a smaller --pool size or another memory"
+            )
+        checked.append(pool if pool.size is not None else PoolSpec(pool.name, region.size))
+    return tuple(checked)
+
+
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
     from aot.builder import build_project
@@ -173,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
         pools = read_pool_file(args.pool_file)
     else:
         pools = pools_from_args(args.pool) if args.pool else default_pools(board)
+    pools = check_pools_on_board(pools, board)
     options = CompileOptions(
         name=args.name or model_name_from_path(args.model),
         frontend=args.frontend,

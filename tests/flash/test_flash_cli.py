@@ -113,9 +113,9 @@ def test_run_on_physical_board_needs_port(
 def test_real_zephyr_build_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """'aot build --template zephyr' metadata, as it is written today, reaches the runner."""
     out = tmp_path / "out"
-    # --pool ram:64K: a pool not named after a board region needs no Zephyr placement
+    # --pool sram1:64K: a memory without a zephyr_region needs no Zephyr placement
     args = ["build", str(KWS), "--board", "nucleo_f746zg", "--template", "zephyr"]
-    assert main([*args, "--pool", "ram:64K", "-o", str(out)]) == 0
+    assert main([*args, "--pool", "sram1:64K", "-o", str(out)]) == 0
     capsys.readouterr()
     assert main(["flash", str(out), "--dry-run"]) == 0
     assert capsys.readouterr().out.split() == [
