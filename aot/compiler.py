@@ -81,7 +81,12 @@ def compile_model(
     progress: Progress | None = None,
 ) -> CompiledLibrary:
     """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
-    from aot.codegen.executor import CodegenOptions, generate_sources
+    from aot.codegen.executor import (
+        CodegenOptions,
+        generate_sources,
+        scratch_buffer_name,
+        tensor_buffer_name,
+    )
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
     from aot.lowering.liveness import workspace_buffers
@@ -105,7 +110,7 @@ def compile_model(
     mark = time.perf_counter()
     buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
     pools = [p.pool() for p in options.pools]
-    step_names = [f"step {s.index} ({s.operator})" for s in lowered.steps]
+    step_names = [f"step {s.index} ({s.label})" for s in lowered.steps]
     report(f"planning {len(buffers)} buffers with {options.planner}")
     plan = plan_memory(buffers, pools, options.planner, step_names=step_names)
     timings["plan_s"] = time.perf_counter() - mark
@@ -128,6 +133,19 @@ def compile_model(
     source_bytes = Path(model_path).read_bytes()
     c_lines = sum(content.count("\n") for content in generated.files.values())
     buffers_by_name = {b.name: b for b in buffers}
+    # What each buffer holds in the source model's words, for inspect and the picture.
+    holds: dict[str, dict[str, Any]] = {}
+    for tensor in lowered.tensors:
+        producer = next((s for s in lowered.steps if tensor.id in s.outputs and s.source), None)
+        holds[tensor_buffer_name(tensor)] = {
+            "tensor": tensor.source or tensor.name,
+            "source_operator": _op_ref(producer.source[-1]) if producer else None,
+        }
+    for step in lowered.steps:
+        holds[scratch_buffer_name(step.index)] = {
+            "tensor": f"scratch of {step.label}",
+            "source_operator": _op_ref(step.source[-1]) if step.source else None,
+        }
     metadata: dict[str, Any] = {
         "tool_versions": _tool_versions(),
         "model": {
@@ -136,7 +154,7 @@ def compile_model(
             "source_sha256": hashlib.sha256(source_bytes).hexdigest(),
             "format": imported.source_format,
             "frontend": imported.frontend,
-            "source_operators": list(imported.operators),
+            "source_operators": [op.to_json() for op in imported.sources],
         },
         "inputs": [
             _io_json(spec, tensor)
@@ -150,6 +168,8 @@ def compile_model(
             {
                 "index": step.index,
                 "name": step.operator,
+                "label": step.label,
+                "source_operators": [op.to_json() for op in step.source],
                 "kernel": step.kernel,
                 "scratch_bytes": step.scratch_bytes,
                 "workspace_bytes": sum(
@@ -173,6 +193,7 @@ def compile_model(
             "buffers": [
                 {
                     **placement.to_json(),
+                    **holds.get(placement.buffer, {"tensor": None, "source_operator": None}),
                     "size": buffers_by_name[placement.buffer].size,
                     "start": buffers_by_name[placement.buffer].start,
                     "end": buffers_by_name[placement.buffer].end,
@@ -205,6 +226,10 @@ def compile_model(
         "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
     }
     return CompiledLibrary(metadata=metadata, sources=tuple(metadata["library"]["sources"]))
+
+
+def _op_ref(op: Any) -> dict[str, Any]:
+    return {"index": op.index, "type": op.type}
 
 
 def _io_json(spec: Any, tensor: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,9 @@ class LoadedPlan:
     buffers: tuple[Buffer, ...]
     pools: tuple[Pool, ...]
     targets: dict[str, list[str]]  # pool name -> what accesses it
-    step_names: tuple[str, ...]  # operator name per step
+    step_names: tuple[str, ...]  # operator per step, in the source model's words
+    # buffer name -> (source tensor name or None, "CONV_2D #3"-style producer or None)
+    holds: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 def _field(mapping: Any, key: str, where: str) -> Any:
@@ -95,8 +97,14 @@ def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedP
         targets[name] = list(entry.get("targets", ["cpu"]))
     used = {p["name"]: int(p.get("used_bytes", 0)) for p in memory["pools"]}
     buffers, placements = [], []
+    holds: dict[str, tuple[str | None, str | None]] = {}
     for entry in _field(memory, "buffers", here):
         name = _field(entry, "buffer", f"{here} buffer")
+        producer = entry.get("source_operator")
+        holds[name] = (
+            entry.get("tensor"),
+            f"{producer['type']} #{producer['index']}" if isinstance(producer, dict) else None,
+        )
         if entry.get("pool") not in used:
             raise ModelError(f"{where}: buffer '{name}' is in unknown pool {entry.get('pool')!r}")
         try:
@@ -114,13 +122,17 @@ def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedP
             raise ModelError(f"{where}: buffer '{name}' is malformed ({err!r})") from None
     operators = metadata.get("operators", [])
     steps = max([b.end + 1 for b in buffers] + [len(operators)])
-    names = {int(op.get("index", i)): str(op.get("name", "?")) for i, op in enumerate(operators)}
+    # "label" (source operators, e.g. "CONV_2D #3") since metadata carries it; else "name".
+    names = {
+        int(op.get("index", i)): str(op.get("label") or op.get("name", "?"))
+        for i, op in enumerate(operators)
+    }
     step_names = tuple(names.get(i, f"step {i}") for i in range(steps))
     from aot.planning import activation_lower_bound
 
     lower = int(memory.get("lower_bound_bytes", activation_lower_bound(buffers)))
     plan = MemoryPlan(str(memory.get("planner", "?")), tuple(placements), used, lower)
-    return LoadedPlan(plan, tuple(buffers), tuple(pools), targets, step_names)
+    return LoadedPlan(plan, tuple(buffers), tuple(pools), targets, step_names, holds)
 
 
 def _ratio(numerator: int, denominator: int | None) -> float | None:
@@ -152,6 +164,8 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
                 "buffers": [
                     {
                         "name": b.name,
+                        "tensor": loaded.holds.get(b.name, (None, None))[0],
+                        "source_operator": loaded.holds.get(b.name, (None, None))[1],
                         "size": b.size,
                         "offset": offset,
                         "end_offset": offset + b.size,
@@ -173,7 +187,14 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
             "step": step,
             "operator": loaded.step_names[step],
             "live_bytes": live_bytes_per_step(buffers)[step],
-            "buffers": [{"name": b.name, "size": b.size} for b in live],
+            "buffers": [
+                {
+                    "name": b.name,
+                    "tensor": loaded.holds.get(b.name, (None, None))[0],
+                    "size": b.size,
+                }
+                for b in live
+            ],
         }
     model = metadata.get("model", {})
     return {
@@ -188,6 +209,15 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
         "peak": peak,
         "pools": pools,
     }
+
+
+def short_tensor_name(name: str | None, limit: int = 48) -> str | None:
+    """A source tensor name short enough for a table: TFLite joins the names of fused
+    ops with ';' (the first is the one people gave), and long paths keep their tail."""
+    if not name:
+        return None
+    name = name.split(";")[0]
+    return name if len(name) <= limit else "..." + name[-(limit - 3) :]
 
 
 def _steps(start: int, end: int) -> str:
@@ -212,7 +242,10 @@ def format_text(report: dict[str, Any]) -> str:
     ]
     peak = report["peak"]
     if peak is not None:
-        shown = ", ".join(f"{b['name']} ({b['size']} B)" for b in peak["buffers"][:4])
+        shown = ", ".join(
+            f"{short_tensor_name(b.get('tensor')) or b['name']} ({b['size']} B)"
+            for b in peak["buffers"][:4]
+        )
         more = f" and {len(peak['buffers']) - 4} more" if len(peak["buffers"]) > 4 else ""
         lines.append(
             f"peak at step {peak['step']} ({peak['operator']}): {peak['live_bytes']} B live in "
@@ -236,7 +269,7 @@ def format_text(report: dict[str, Any]) -> str:
         rows = [("buffer", "size", "offset", "end", "steps", "operators")]
         rows += [
             (
-                b["name"],
+                short_tensor_name(b["tensor"]) or b["name"],
                 str(b["size"]),
                 str(b["offset"]),
                 str(b["end_offset"]),

@@ -44,6 +44,28 @@ class TensorSpec:
 
 
 @dataclass(frozen=True)
+class SourceOperator:
+    """An operator of the source model, as its author knows it: position in the file's
+    operator list, type (``CONV_2D``, ``Conv``) and the name of its output tensor.
+
+    ``values`` are the Relax variables that hold its result in the imported module, so
+    lowering can tell which kernel computes it (empty when the importer cannot say).
+    """
+
+    index: int
+    type: str
+    output: str = ""
+    values: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.type} #{self.index}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "type": self.type, "output": self.output}
+
+
+@dataclass(frozen=True)
 class ImportedModel:
     """A model imported into a Relax IRModule whose ``main`` takes the inputs in order."""
 
@@ -53,4 +75,13 @@ class ImportedModel:
     source_path: str
     source_format: str  # "tflite" or "onnx"
     frontend: str  # the importer that produced the module, e.g. "relax-tflite"
-    operators: tuple[str, ...] = field(default=())  # source operators in graph order
+    operators: tuple[str, ...] = field(default=())  # source operator types in graph order
+    # The same operators with index and output tensor; an importer that knows no more than
+    # the types may leave it empty (see ``sources``).
+    source_operators: tuple[SourceOperator, ...] = field(default=())
+
+    @property
+    def sources(self) -> tuple[SourceOperator, ...]:
+        if self.source_operators:
+            return self.source_operators
+        return tuple(SourceOperator(i, t) for i, t in enumerate(self.operators))

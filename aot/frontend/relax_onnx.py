@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from aot.errors import ModelError, UnsupportedError
-from aot.frontend.model import ImportedModel, TensorSpec
+from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
 
 # ONNX TensorProto element types aot reads. float64 compiles to C double: hardware on the
 # double-precision FPUs (Cortex-M7 dp, M55), software doubles on the other cores.
@@ -107,4 +107,8 @@ def import_onnx_relax(path: str) -> ImportedModel:
         source_format="onnx",
         frontend="relax-onnx",
         operators=tuple(node.op_type for node in graph.node),
+        source_operators=tuple(
+            SourceOperator(i, node.op_type, node.output[0] if node.output else "")
+            for i, node in enumerate(graph.node)
+        ),
     )

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from aot.errors import ConfigError, ModelError, UnsupportedError
-from aot.frontend.model import ImportedModel, Quantization, TensorSpec
+from aot.frontend.model import ImportedModel, Quantization, SourceOperator, TensorSpec
 from aot.frontend.tflite_file import TFLITE_DTYPES
 from aot.ops import fixedpoint as fp
 
@@ -244,6 +244,7 @@ class _Importer:
             self.values[info.index] = var
 
         operators: list[str] = []
+        sources: list[SourceOperator] = []
         with bb.function("main", params):
             with bb.dataflow():
                 for index in range(graph.OperatorsLength()):
@@ -268,6 +269,9 @@ class _Importer:
                     with fp.rounding_mode(mode):
                         result = handler(self, bb, op, ins, self.tensors[outs[0]])
                     self.values[outs[0]] = result
+                    # The result's Relax variable name ties the lowered kernel to this op.
+                    values = (result.name,) if isinstance(result, relax.Var) else ()
+                    sources.append(SourceOperator(index, name, self.tensors[outs[0]].name, values))
                 results = []
                 for info in outputs:
                     if info.index not in self.values:
@@ -284,6 +288,7 @@ class _Importer:
             source_format="tflite",
             frontend=FRONTEND_NAME,
             operators=tuple(operators),
+            source_operators=tuple(sources),
         )
 
     # -- helpers for handlers --------------------------------------------------------

@@ -9,14 +9,14 @@ the memory planner and the executor emitter consume. No Relax VM is involved.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from aot.codegen.c_kernel import EmittedKernel, emit_kernel
 from aot.errors import InternalError, UnsupportedError
-from aot.frontend.model import ImportedModel, TensorSpec
+from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
 from aot.lowering.analysis import is_identity_copy
 from aot.lowering.schedule import fuse_for_memory
 
@@ -33,6 +33,7 @@ class Tensor:
     kind: str  # INPUT, OUTPUT, CONSTANT or INTERMEDIATE
     io_index: int | None = None  # position among the model inputs or outputs
     data: np.ndarray | None = field(default=None, compare=False, repr=False)
+    source: str | None = None  # the source model's name for it, when known (for reports)
 
     @property
     def size_bytes(self) -> int:
@@ -48,6 +49,14 @@ class Step:
     outputs: tuple[int, ...]  # the subset of args the kernel writes
     scratch_bytes: int
     elementwise: bool = False  # output element i depends only on input element i
+    # The source model's operators this kernel computes (empty when the importer cannot
+    # tell, e.g. after the stock frontends' fusion); what reports show instead of `operator`.
+    source: tuple[SourceOperator, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """A name people recognise: the source operators, else the fused function."""
+        return " + ".join(op.label for op in self.source) or self.operator
 
 
 @dataclass(frozen=True)
@@ -134,7 +143,8 @@ class _GraphBuilder:
     def __init__(self, imported: ImportedModel) -> None:
         self.imported = imported
         self.tensors: list[Tensor] = []
-        self.steps: list[tuple[str, list[int], list[int]]] = []  # (prim func, args, outputs)
+        # (prim func, args, outputs, name of the Relax variable bound to the call)
+        self.steps: list[tuple[str, list[int], list[int], str]] = []
         self.values: dict[int, list[int]] = {}  # relax var handle -> tensor ids
         self.constants: dict[int, int] = {}  # relax constant handle -> tensor id
 
@@ -198,7 +208,7 @@ class _GraphBuilder:
                         self.add_tensor(f"t{len(self.tensors)}", info, INTERMEDIATE)
                         for info in out_infos
                     ]
-                    self.steps.append((prim_func, args + outs, outs))
+                    self.steps.append((prim_func, args + outs, outs, binding.var.name))
                     self.values[key] = outs
                 elif isinstance(value, ir.TupleGetItem):
                     ids = self.tensor_ids(value.tuple_value)
@@ -237,6 +247,20 @@ class _GraphBuilder:
             )
 
 
+def _source_of(
+    imported: ImportedModel, value: str, out_tensor: Tensor
+) -> tuple[SourceOperator, ...]:
+    """The source operator a call computes: the one whose result is the Relax variable
+    ``value``; for a model output (whose variable Relax renames), the one writing it."""
+    for op in imported.sources:
+        if value in op.values:
+            return (op,)
+    if out_tensor.kind == OUTPUT and out_tensor.io_index is not None:
+        name = imported.outputs[out_tensor.io_index].name
+        return tuple(op for op in imported.sources if op.output and op.output == name)[-1:]
+    return ()
+
+
 def _op_name(op: object) -> str | None:
     name = getattr(op, "name", None)
     return str(name) if name is not None else None
@@ -253,7 +277,7 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
     builder = _GraphBuilder(imported)
     builder.build(module["main"])
 
-    used = sorted({prim for prim, _, _ in builder.steps})
+    used = sorted({prim for prim, _, _, _ in builder.steps})
     target = tvm.target.Target({"kind": "c"})
     kernels: dict[str, EmittedKernel] = {}
     copies: set[str] = set()
@@ -278,10 +302,14 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
     # A copy into an intermediate tensor becomes an alias of its source: no call, no buffer.
     alias: dict[int, int] = {}
     steps: list[Step] = []
-    for prim_name, raw_args, raw_outs in builder.steps:
+    for prim_name, raw_args, raw_outs, value in builder.steps:
         args = [alias.get(t, t) for t in raw_args]
         outs = [alias.get(t, t) for t in raw_outs]
         out_tensor = builder.tensors[outs[0]]
+        source = _source_of(imported, value, out_tensor)
+        for t in outs:
+            if source and builder.tensors[t].source is None:
+                builder.tensors[t] = replace(builder.tensors[t], source=source[-1].output)
         if prim_name in copies and out_tensor.kind == INTERMEDIATE:
             alias[outs[0]] = args[0]
             continue
@@ -301,6 +329,7 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
                 tuple(outs),
                 kernel.scratch_bytes,
                 prim_name in elementwise,
+                source,
             )
         )
     tensors = tuple(builder.tensors)
@@ -360,10 +389,7 @@ def reorder_for_memory(tensors: tuple[Tensor, ...], steps: list[Step]) -> list[S
         return steps
     order = best_order(_step_graph(tensors, steps, with_scratch=True))
     by_name = {f"s{step.index}": step for step in steps}
-    return [
-        Step(index, s.kernel, s.operator, s.args, s.outputs, s.scratch_bytes, s.elementwise)
-        for index, s in enumerate(by_name[name] for name in order)
-    ]
+    return [replace(s, index=index) for index, s in enumerate(by_name[name] for name in order)]
 
 
 def inplace_outputs(tensors: tuple[Tensor, ...], steps: list[Step]) -> dict[int, int]:
