@@ -239,6 +239,10 @@ def run(args: argparse.Namespace) -> int:
             result = build_project(staging, metadata["project"], shown_as=output)
             metadata["build"] = result.to_json()
         write_metadata(staging, metadata)
+        # The plan's picture, the same one 'aot inspect' draws, from the metadata just written.
+        from aot.cli.inspect import load_plan, picture
+
+        (staging / "memory.svg").write_text(picture(load_plan(metadata)))
     summary = {
         "output": str(output),
         "board": board.name,

@@ -287,9 +287,22 @@ def format_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def picture(loaded: LoadedPlan) -> str:
+    """The SVG of a loaded plan, buffers named by the source tensors they hold."""
+    from aot.planning.render import render_svg
+
+    labels = {name: short_tensor_name(tensor) or name for name, (tensor, _) in loaded.holds.items()}
+    # Narrow boxes show the producing operator's number, which the step axis names.
+    tags = {
+        name: ("scratch " if (tensor or "").startswith("scratch") else "") + "#" + op.split("#")[-1]
+        for name, (tensor, op) in loaded.holds.items()
+        if op
+    }
+    return render_svg(loaded.plan, loaded.buffers, loaded.pools, loaded.step_names, labels, tags)
+
+
 def run(args: argparse.Namespace) -> int:
     from aot.library import METADATA_FILE, read_metadata
-    from aot.planning.render import render_svg
 
     folder = Path(args.folder)
     metadata = read_metadata(folder)  # ConfigError when DIR is not a build folder
@@ -298,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
     svg_path = None
     if not args.no_svg:
         svg_path = Path(args.svg) if args.svg else folder / "memory.svg"
-        svg = render_svg(loaded.plan, loaded.buffers, loaded.pools, loaded.step_names)
+        svg = picture(loaded)
         try:
             svg_path.write_text(svg)
         except OSError as err:

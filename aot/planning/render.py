@@ -1,25 +1,45 @@
 """A memory plan as an SVG picture: one panel per pool, steps across, offsets up.
 
-Each buffer is a box from its first to its last step and from its offset to its end;
-the dashed line is the activation lower bound and the grey steps are the bytes live at
-each step (over all pools), so wasted space shows as room between boxes and that line.
-Plain text, no dependencies, stable output for a given plan.
+Each panel is about its own pool only: a box per buffer from its first to its last step
+and from its offset to its end, the bytes live at each step in that pool (grey), the
+pool's own activation lower bound (dashed red) and its size limit (solid, or a note when
+the limit is far above what is used). Every panel has its own vertical scale.
+
+Layout is computed, not guessed: text extents are estimated from the font size (the
+font is monospace), margins grow to hold the longest labels, and panels are stacked
+with their full height, so nothing is clipped and no two panels overlap. Plain text, no
+dependencies, stable output for a given plan.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from aot.planning.core import live_bytes_per_step
+from aot.planning.core import activation_lower_bound, live_bytes_per_step
 from aot.planning.model import Buffer, MemoryPlan, Pool
 
-PANEL_WIDTH = 720
-PANEL_HEIGHT = 260
-MARGIN_LEFT = 70
-MARGIN_TOP = 30
-MARGIN_BOTTOM = 50
+FONT_SIZE = 11  # px, monospace
+TITLE_SIZE = 13
+CHAR_WIDTH = 0.62  # advance of a monospace glyph per px of font size (DejaVu Sans Mono 0.60)
+PLOT_WIDTH = 760  # at least; long graphs get STEP_WIDTH per step, up to MAX_PLOT_WIDTH
+STEP_WIDTH = 36
+MAX_PLOT_WIDTH = 1400
+PLOT_HEIGHT = 230
+STEP_LABEL_ANGLE = 40  # degrees, labels under the steps run up to the right
+STEP_LABEL_CHARS = 30  # longer operator names are cut (hover shows nothing for axes)
+PAD = 8
+PANEL_GAP = 18
+# A limit more than this many times the drawn height is written, not drawn to scale:
+# a 1 MiB pool holding 20 KB would otherwise squash every box into a line.
+LIMIT_ON_SCALE = 3.0
+
+
+def text_width(text: str, size: float = FONT_SIZE) -> float:
+    return len(text) * size * CHAR_WIDTH
 
 
 def _colour(name: str) -> str:
@@ -28,92 +48,227 @@ def _colour(name: str) -> str:
     return f"hsl({hue},60%,75%)"
 
 
+def _fit(text: str, width: float, size: float = FONT_SIZE) -> str:
+    """``text`` cut with '~' so it fits ``width`` px; '' when not even 3 characters fit."""
+    chars = int(width // (size * CHAR_WIDTH))
+    if len(text) <= chars:
+        return text
+    return text[: chars - 1] + "~" if chars >= 3 else ""
+
+
+def _fit_name(name: str, width: float) -> str:
+    """A tensor name for a box: leading path parts ('model/') go first, the last two
+    stay; then it is cut. The box's tooltip has the whole name."""
+    parts = name.split("/")
+    while len(parts) > 2 and text_width("/".join(parts)) > width:
+        parts = parts[1:]
+    return _fit("/".join(parts), width)
+
+
+@dataclass(frozen=True)
+class _PanelData:
+    pool: Pool
+    placed: tuple[tuple[Buffer, int], ...]  # (buffer, offset)
+    used: int
+    bound: int
+    live: tuple[int, ...]
+    scale_max: int
+    limit_drawn: bool
+
+
+def _panel_data(plan: MemoryPlan, by_name: Mapping[str, Buffer], pool: Pool, steps: int):  # type: ignore[no-untyped-def]
+    placed = tuple(
+        (by_name[p.buffer], p.offset)
+        for p in plan.placements
+        if p.pool == pool.name and p.buffer in by_name
+    )
+    inside = [b for b, _ in placed]
+    live = list(live_bytes_per_step(inside)) + [0] * steps
+    used = plan.pool_sizes.get(pool.name, 0)
+    bound = activation_lower_bound(inside)
+    top = max(used, bound, max(live, default=0), 1)
+    limit_drawn = pool.size is not None and pool.size <= top * LIMIT_ON_SCALE
+    scale_max = max(top, pool.size or 0) if limit_drawn else top
+    return _PanelData(pool, placed, used, bound, tuple(live[:steps]), scale_max, limit_drawn)
+
+
 def render_svg(
     plan: MemoryPlan,
     buffers: Sequence[Buffer],
     pools: Sequence[Pool],
     step_names: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> str:
+    """The picture of ``plan``. ``step_names`` label the steps (operators), ``labels``
+    give buffers a display name (the source model's tensor name) instead of theirs, and
+    ``tags`` a short one for boxes too narrow for it (e.g. "#3", the producing operator)."""
+    labels = labels or {}
+    tags = tags or {}
     by_name = {b.name: b for b in buffers}
     steps = max((b.end for b in buffers), default=0) + 1
-    live = live_bytes_per_step(buffers)
-    panel_total = MARGIN_TOP + PANEL_HEIGHT + MARGIN_BOTTOM
-    width = MARGIN_LEFT + PANEL_WIDTH + 20
-    height = panel_total * max(len(pools), 1)
+    panels = [_panel_data(plan, by_name, pool, steps) for pool in pools]
+    names = [
+        (step_names[t] if step_names is not None and t < len(step_names) else str(t))
+        for t in range(steps)
+    ]
+    every = max(1, math.ceil(steps / 40))  # at most 40 step labels per axis
+    shown = [
+        (t, _fit(names[t], text_width("x" * STEP_LABEL_CHARS))) for t in range(0, steps, every)
+    ]
+    cos, sin = math.cos(math.radians(STEP_LABEL_ANGLE)), math.sin(math.radians(STEP_LABEL_ANGLE))
+
+    # Left margin: the offset labels, and the first step labels that reach left of the plot.
+    left = PAD + max(text_width(str(p.scale_max)) for p in panels) + 8 if panels else 60
+    plot_width = min(max(PLOT_WIDTH, steps * STEP_WIDTH), MAX_PLOT_WIDTH)
+    step_w = plot_width / steps
+    for t, name in shown:
+        reach = text_width(name) * cos - (t + 0.5) * step_w
+        left = max(left, PAD + reach + 4)
+    bottom = max((text_width(name) * sin for _, name in shown), default=0) + FONT_SIZE + 14
+    titles = [_title(p) for p in panels]
+    width = left + plot_width + PAD + 4
+    width = max(width, *(PAD * 2 + text_width(t, TITLE_SIZE) for t in titles), 200)
+    legend = (
+        "boxes: buffers (hover: name, bytes, offset, steps); grey: bytes live in the pool; "
+        "dashed red: the pool's lower bound; dark line: its size limit"
+    )
+    legend_lines = _wrap(legend, width - 2 * PAD)
+    header = PAD + len(legend_lines) * (FONT_SIZE + 3) + 4
+    title_h = TITLE_SIZE + 10
+    panel_h = title_h + PLOT_HEIGHT + bottom
+    height = header + len(panels) * (panel_h + PANEL_GAP) + PAD
+
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="DejaVu Sans Mono, monospace" '
+        f'font-size="{FONT_SIZE}">',
         f"<title>{escape(plan.algorithm)}: {plan.total_size} bytes, "
         f"lower bound {plan.lower_bound} bytes</title>",
+        f'<rect x="0" y="0" width="{width:.0f}" height="{height:.0f}" fill="white"/>',
     ]
-    step_w = PANEL_WIDTH / steps
-    for k, pool in enumerate(pools):
-        top = k * panel_total + MARGIN_TOP
-        used = plan.pool_sizes.get(pool.name, 0)
-        scale_max = max(used, plan.lower_bound, 1)
-        y_scale = PANEL_HEIGHT / scale_max
-
-        def y(offset: float, top: float = top, y_scale: float = y_scale) -> float:
-            return top + PANEL_HEIGHT - offset * y_scale
-
-        limit = "unbounded" if pool.size is None else f"{pool.size} bytes"
+    for i, line in enumerate(legend_lines):
         out.append(
-            f'<text x="{MARGIN_LEFT}" y="{top - 10}" font-weight="bold">pool '
-            f"{escape(pool.name)}: {used} bytes used ({limit})</text>"
+            f'<text x="{PAD}" y="{PAD + (i + 1) * (FONT_SIZE + 3) - 3}" fill="#555">'
+            f"{escape(line)}</text>"
         )
-        out.append(
-            f'<rect x="{MARGIN_LEFT}" y="{top}" width="{PANEL_WIDTH}" height="{PANEL_HEIGHT}" '
-            'fill="none" stroke="#888"/>'
-        )
-        # Live bytes per step, as a stepped outline.
-        points = []
-        for t, value in enumerate(live):
-            x0, x1 = MARGIN_LEFT + t * step_w, MARGIN_LEFT + (t + 1) * step_w
-            points.append(f"{x0:.1f},{y(value):.1f} {x1:.1f},{y(value):.1f}")
-        if points:
-            out.append(
-                f'<polyline points="{" ".join(points)}" fill="none" stroke="#bbb" '
-                'stroke-width="2"><title>bytes live per step</title></polyline>'
-            )
-        for p in plan.placements:
-            if p.pool != pool.name or p.buffer not in by_name:
-                continue
-            b = by_name[p.buffer]
-            x = MARGIN_LEFT + b.start * step_w
-            w = (b.end - b.start + 1) * step_w
-            y0, y1 = y(p.offset + b.size), y(p.offset)
-            label = escape(b.name)
-            out.append(
-                f'<rect x="{x:.1f}" y="{y0:.1f}" width="{w:.1f}" height="{y1 - y0:.1f}" '
-                f'fill="{_colour(b.name)}" stroke="#333" stroke-width="0.5">'
-                f"<title>{label}: {b.size} bytes at offset {p.offset}, steps "
-                f"{b.start}-{b.end}</title></rect>"
-            )
-            if y1 - y0 >= 12 and w >= 7 * len(b.name):
-                out.append(f'<text x="{x + 3:.1f}" y="{(y0 + y1) / 2 + 4:.1f}">{label}</text>')
-        ly = y(plan.lower_bound)
-        out.append(
-            f'<line x1="{MARGIN_LEFT}" y1="{ly:.1f}" x2="{MARGIN_LEFT + PANEL_WIDTH}" '
-            f'y2="{ly:.1f}" stroke="#c00" stroke-dasharray="6,4"/>'
-        )
-        out.append(
-            f'<text x="{MARGIN_LEFT + PANEL_WIDTH - 4}" y="{ly - 4:.1f}" fill="#c00" '
-            f'text-anchor="end">lower bound {plan.lower_bound}</text>'
-        )
-        # Axes: offsets on the left, steps below.
-        out.append(f'<text x="{MARGIN_LEFT - 6}" y="{y(0):.1f}" text-anchor="end">0</text>')
-        out.append(
-            f'<text x="{MARGIN_LEFT - 6}" y="{y(scale_max) + 10:.1f}" '
-            f'text-anchor="end">{scale_max}</text>'
-        )
-        every = max(1, steps // 24)  # keep step labels readable on long graphs
-        for t in range(0, steps, every):
-            name = step_names[t] if step_names is not None and t < len(step_names) else str(t)
-            x = MARGIN_LEFT + (t + 0.5) * step_w
-            yy = top + PANEL_HEIGHT + 14
-            out.append(
-                f'<text x="{x:.1f}" y="{yy}" text-anchor="end" '
-                f'transform="rotate(-30 {x:.1f} {yy})">{escape(name)}</text>'
-            )
+    for k, (panel, title) in enumerate(zip(panels, titles, strict=True)):
+        top = header + k * (panel_h + PANEL_GAP)
+        out += _panel(panel, title, top, panel_h, width, left, step_w, shown, labels, tags)
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _title(panel: _PanelData) -> str:
+    pool = panel.pool
+    limit = "unbounded" if pool.size is None else f"limit {pool.size} B"
+    if pool.size is not None and not panel.limit_drawn:
+        limit += " (above the scale)"
+    fill = f" ({panel.used / pool.size:.0%} of limit)" if pool.size else ""
+    return f"pool {pool.name}: {panel.used} B used{fill}, {limit}, lower bound {panel.bound} B"
+
+
+def _wrap(text: str, width: float) -> list[str]:
+    lines, line = [], ""
+    for word in text.split(" "):
+        candidate = f"{line} {word}".strip()
+        if line and text_width(candidate) > width:
+            lines.append(line)
+            candidate = word
+        line = candidate
+    return [*lines, line] if line else lines
+
+
+def _panel(  # type: ignore[no-untyped-def]
+    panel: _PanelData,
+    title: str,
+    top: float,
+    height: float,
+    width: float,
+    left: float,
+    step_w: float,
+    shown: Sequence[tuple[int, str]],
+    labels: Mapping[str, str],
+    tags: Mapping[str, str],
+) -> list[str]:
+    pool = panel.pool
+    plot_top = top + TITLE_SIZE + 10
+    y_scale = PLOT_HEIGHT / panel.scale_max
+
+    def y(offset: float) -> float:
+        return plot_top + PLOT_HEIGHT - offset * y_scale
+
+    plot_width = step_w * len(panel.live)
+    right = left + plot_width
+    out = [
+        f'<g class="pool" data-pool="{escape(pool.name)}">',
+        f'<rect class="panel" x="1" y="{top:.1f}" width="{width - 2:.1f}" '
+        f'height="{height:.1f}" fill="none" stroke="#ddd"/>',
+        f'<text x="{PAD}" y="{top + TITLE_SIZE + 2:.1f}" font-size="{TITLE_SIZE}" '
+        f'font-weight="bold">{escape(title)}</text>',
+        f'<rect class="plot" x="{left:.1f}" y="{plot_top:.1f}" width="{plot_width:.1f}" '
+        f'height="{PLOT_HEIGHT}" fill="none" stroke="#888"/>',
+    ]
+    points = []
+    for t, value in enumerate(panel.live):
+        x0, x1 = left + t * step_w, left + (t + 1) * step_w
+        points.append(f"{x0:.1f},{y(value):.1f} {x1:.1f},{y(value):.1f}")
+    if points:
+        out.append(
+            f'<polyline class="live" points="{" ".join(points)}" fill="none" stroke="#bbb" '
+            'stroke-width="2"/>'
+        )
+    for b, offset in panel.placed:
+        x = left + b.start * step_w
+        w = (b.end - b.start + 1) * step_w
+        y0, y1 = y(offset + b.size), y(offset)
+        shown_name = labels.get(b.name, b.name)
+        tip = f"{shown_name}: {b.size} bytes at offset {offset}, steps {b.start}-{b.end}"
+        if shown_name != b.name:
+            tip += f" (buffer {b.name})"
+        out.append(
+            f'<rect x="{x:.1f}" y="{y0:.1f}" width="{w:.1f}" height="{y1 - y0:.1f}" '
+            f'fill="{_colour(b.name)}" stroke="#333" stroke-width="0.5">'
+            f"<title>{escape(tip)}</title></rect>"
+        )
+        text = _fit_name(shown_name, w - 6)
+        if "~" in text or not text:
+            text = _fit(tags.get(b.name, text), w - 6)
+        if y1 - y0 >= FONT_SIZE + 2 and text:
+            out.append(f'<text x="{x + 3:.1f}" y="{(y0 + y1) / 2 + 4:.1f}">{escape(text)}</text>')
+    # The pool's own lower bound, label under the line at the right; the limit above it.
+    by = y(panel.bound)
+    out.append(
+        f'<line class="lower-bound" x1="{left:.1f}" y1="{by:.1f}" x2="{right:.1f}" '
+        f'y2="{by:.1f}" stroke="#c00" stroke-dasharray="6,4" data-bytes="{panel.bound}"/>'
+    )
+    label_y = min(by + FONT_SIZE + 2, plot_top + PLOT_HEIGHT - 3)
+    out.append(
+        f'<text x="{right - 4:.1f}" y="{label_y:.1f}" fill="#c00" text-anchor="end">'
+        f"lower bound {panel.bound}</text>"
+    )
+    if pool.size is not None and panel.limit_drawn:
+        ly = y(pool.size)
+        out.append(
+            f'<line class="limit" x1="{left:.1f}" y1="{ly:.1f}" x2="{right:.1f}" y2="{ly:.1f}" '
+            f'stroke="#036" stroke-width="1.5" data-bytes="{pool.size}"/>'
+        )
+        out.append(
+            f'<text x="{left + 4:.1f}" y="{max(ly - 3, plot_top + FONT_SIZE):.1f}" '
+            f'fill="#036">limit {pool.size}</text>'
+        )
+    # Offsets on the left, steps below.
+    out.append(
+        f'<text x="{left - 6:.1f}" y="{y(0):.1f}" text-anchor="end">0</text>'
+        f'<text x="{left - 6:.1f}" y="{y(panel.scale_max) + FONT_SIZE - 2:.1f}" '
+        f'text-anchor="end">{panel.scale_max}</text>'
+    )
+    for t, name in shown:
+        x = left + (t + 0.5) * step_w
+        yy = plot_top + PLOT_HEIGHT + FONT_SIZE + 2
+        out.append(
+            f'<text class="step" x="{x:.1f}" y="{yy:.1f}" text-anchor="end" '
+            f'transform="rotate(-{STEP_LABEL_ANGLE} {x:.1f} {yy:.1f})">{escape(name)}</text>'
+        )
+    out.append("</g>")
+    return out

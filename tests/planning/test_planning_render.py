@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from aot.planning import Buffer, Pool, plan_memory
+from aot.planning import Buffer, Pool, activation_lower_bound, plan_memory
 from aot.planning.render import render_svg
 
 pytestmark = pytest.mark.unit
@@ -30,9 +30,13 @@ def test_svg_has_a_box_per_buffer_a_panel_per_pool_and_the_lower_bound() -> None
         assert any(t.startswith(f"{b.name}: {b.size} bytes") for t in titles)
     texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
     assert "pool fast" in texts and "pool sram" in texts
-    assert f"lower bound {plan.lower_bound}" in texts
+    # Each panel its own bound (not the model's), and a limit line for the bounded pool.
+    for pool in pools:
+        inside = [b for b in buffers if plan.placement(b.name).pool == pool.name]
+        assert f"lower bound {activation_lower_bound(inside)}" in texts
     assert "softmax" in texts
-    assert len(list(root.iter(f"{SVG}line"))) == len(pools)
+    kinds = sorted(line.get("class", "") for line in root.iter(f"{SVG}line"))
+    assert kinds == ["limit", "lower-bound", "lower-bound"]
     assert render_svg(plan, buffers, pools) == render_svg(plan, buffers, pools)  # stable
 
 
