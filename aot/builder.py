@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ class BuildResult:
     command: tuple[str, ...]
     seconds: float
     sections: dict[str, int]  # bytes per kind: text, rodata, data, bss (firmware only)
+    reserved: dict[str, int] = field(default_factory=dict)  # stack, heap: parts of bss
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -26,39 +27,49 @@ class BuildResult:
             "command": list(self.command),
             "seconds": round(self.seconds, 3),
             "sections": self.sections,
+            "reserved": self.reserved,
         }
 
 
-def section_sizes(elf: Path) -> dict[str, int]:
-    """text / rodata / data / bss bytes of an ARM ELF, from its section headers."""
-    size_tool = shutil.which("arm-none-eabi-size")
-    if size_tool is None:
-        return {}
+# Output sections holding read-only data rather than code (names the linker scripts use).
+RODATA_MARKERS = ("rodata", "constants")
+# Output sections that only reserve RAM for the runtime; arm-none-eabi-size counts them
+# in bss, so the report names them as parts of it.
+RESERVED_SECTIONS = (".stack", ".heap")
+
+
+def section_sizes(elf: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """text / rodata / data / bss bytes of an ARM ELF, and the stack and heap inside bss.
+
+    text + rodata, data and bss are exactly what ``arm-none-eabi-size`` prints (it sorts
+    sections by their flags: read-only -> text, written and loaded -> data, not loaded ->
+    bss, so bss includes the stack and heap reservations); rodata is split off text by
+    section name. Empty without arm-none-eabi-size.
+    """
+    if shutil.which("arm-none-eabi-size") is None:
+        return {}, {}
+    berkeley = toolchain.elf_size(elf)
     result = subprocess.run(
-        [size_tool, "-A", str(elf)], capture_output=True, text=True, check=False
+        ["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=False
     )
-    totals = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    rodata = 0
+    reserved = {name.lstrip("."): 0 for name in RESERVED_SECTIONS}
     for line in result.stdout.splitlines():
         fields = line.split()
         if len(fields) != 3 or not fields[1].isdigit() or not fields[0].startswith("."):
             continue
         name, size = fields[0], int(fields[1])
-        if name.startswith((".debug", ".comment", ".ARM.attributes", ".stack", ".heap")):
-            continue
-        for kind, markers in SECTION_KINDS:
-            if any(marker in name for marker in markers):
-                totals[kind] += size
-                break
-    return totals
-
-
-# Output section name fragments -> kind; the first match wins.
-SECTION_KINDS = (
-    ("rodata", ("rodata", "constants", "aot_tables")),
-    ("bss", ("bss", "noinit", "pool")),
-    ("data", ("data",)),
-    ("text", ("text", "isr_vector", "vectors", "ARM.ex")),
-)
+        if name in RESERVED_SECTIONS:
+            reserved[name.lstrip(".")] += size
+        elif any(marker in name for marker in RODATA_MARKERS) and not name.startswith(".debug"):
+            rodata += size
+    sections = {
+        "text": berkeley.text - rodata,
+        "rodata": rodata,
+        "data": berkeley.data,
+        "bss": berkeley.bss,
+    }
+    return sections, reserved
 
 
 def run_make(project_dir: Path) -> tuple[str, ...]:
@@ -106,5 +117,7 @@ def build_project(
         raise ToolchainError(
             f"make finished but {executable} was not produced; check {project_dir}/Makefile"
         )
-    sections = section_sizes(executable) if executable.suffix == ".elf" else {}
-    return BuildResult(project["executable"], command, time.perf_counter() - start, sections)
+    sections, reserved = section_sizes(executable) if executable.suffix == ".elf" else ({}, {})
+    return BuildResult(
+        project["executable"], command, time.perf_counter() - start, sections, reserved
+    )

@@ -96,6 +96,25 @@ SHOWN_WHOLE = 32
 HEAD = 8
 
 
+def section_lines(sections: dict[str, int], reserved: dict[str, int] | None) -> list[str]:
+    """The ELF's sizes, labelled with what they count: text + rodata, data and bss are
+    arm-none-eabi-size's columns; bss includes the stack and heap the runtime reserves."""
+    if not sections:
+        return []
+    lines = [f"  {kind:<14} {sections[kind]} B" for kind in ("text", "rodata", "data")]
+    if sections.get("text") is not None and sections.get("rodata") is not None:
+        lines[1] += f"  (text + rodata = {sections['text'] + sections['rodata']} B)"
+    parts = [f"{name} {size} B" for name, size in (reserved or {}).items() if size]
+    if parts:
+        rest = sections["bss"] - sum((reserved or {}).values())
+        parts.append(f"pools and statics {rest} B")
+    lines.append(
+        f"  {'bss':<14} {sections['bss']} B" + (f"  ({', '.join(parts)})" if parts else "")
+    )
+    lines.append("  (text + rodata, data, bss: the columns of arm-none-eabi-size)")
+    return lines
+
+
 def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.ndarray]:
     """Inputs made up from the metadata's shapes and types (--fill)."""
     import numpy as np
@@ -223,8 +242,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"model '{metadata['model']['name']}' on {report.board}: {report.result.runs} run(s)")
     print(f"  time per run   {document['time_per_run']} {document['time_unit']}")
-    for kind, size in document["sections"].items():
-        print(f"  {kind:<14} {size} B")
+    for line in section_lines(document["sections"], metadata.get("build", {}).get("reserved")):
+        print(line)
     if document.get("peak_stack_bytes") is not None:
         print(f"  peak stack     {document['peak_stack_bytes']} B")
     print(f"  workspace      {document['workspace_bytes']} B")
