@@ -5,6 +5,7 @@ never answers ends in a clear DeviceError within the timeout."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -86,8 +87,11 @@ def test_report_has_instructions_stack_sections_and_pools(built_example, capsys)
         region.size,
         report["workspace_bytes"],
     )
-    assert report["outputs"] == [
+    assert [{"shape": o["shape"], "dtype": o["dtype"]} for o in report["outputs"]] == [
         {"shape": o["shape"], "dtype": o["dtype"]} for o in metadata["outputs"]
+    ]
+    assert [len(o["values"]) for o in report["outputs"]] == [
+        math.prod(o["shape"]) for o in metadata["outputs"]
     ]
 
 
