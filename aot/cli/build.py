@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from aot.boards import Board
@@ -185,7 +186,7 @@ def check_pools_on_board(pools: tuple[PoolSpec, ...], board: Board) -> tuple[Poo
                 f"of board '{board.name}' ({region.size} bytes): {pool.size - region.size} "
                 "bytes over; give a smaller --pool size or another memory"
             )
-        checked.append(pool if pool.size is not None else PoolSpec(pool.name, region.size))
+        checked.append(pool if pool.size is not None else replace(pool, size=region.size))
     return tuple(checked)
 
 

@@ -58,12 +58,20 @@ def test_pool_file_checked_too_and_unbounded_gets_the_memory_size(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pools = tmp_path / "pools.json"
-    pools.write_text(json.dumps([{"name": "dtcm", "size": None}, {"name": "sram2", "size": "16K"}]))
+    pools.write_text(
+        json.dumps(
+            [
+                {"name": "dtcm", "size": None, "targets": ["cpu", "npu"]},
+                {"name": "sram2", "size": "16K"},
+            ]
+        )
+    )
     assert main(_build(tmp_path, "nucleo_f746zg", "--pool-file", str(pools), "-q")) == 0
     capsys.readouterr()
     metadata = json.loads((tmp_path / "out" / "metadata.json").read_text())
     limits = {p["name"]: p["size_limit"] for p in metadata["memory"]["pools"]}
     assert limits == {"dtcm": 64 * 1024, "sram2": 16 * 1024}
+    assert metadata["memory"]["pools"][0]["targets"] == ["cpu", "npu"]
     pools.write_text(json.dumps([{"name": "dtmc", "size": "16K"}]))
     assert main(_build(tmp_path, "nucleo_f746zg", "--pool-file", str(pools), "--force")) == 2
     assert "did you mean 'dtcm'?" in capsys.readouterr().err
