@@ -76,7 +76,9 @@ class _PanelData:
     limit_drawn: bool
 
 
-def _panel_data(plan: MemoryPlan, by_name: Mapping[str, Buffer], pool: Pool, steps: int):  # type: ignore[no-untyped-def]
+def _panel_data(
+    plan: MemoryPlan, by_name: Mapping[str, Buffer], pool: Pool, steps: int
+) -> _PanelData:
     placed = tuple(
         (by_name[p.buffer], p.offset)
         for p in plan.placements
@@ -127,7 +129,9 @@ def render_svg(
         left = max(left, PAD + reach + 4)
     bottom = max((text_width(name) * sin for _, name in shown), default=0) + FONT_SIZE + 14
     titles = [_title(p) for p in panels]
-    width = left + plot_width + PAD + 4
+    # Right margin: the line labels ("lower bound N", "limit N") sit beside their lines.
+    right_margin = max((text_width(t) for p in panels for t, _ in _line_labels(p)), default=0)
+    width = left + plot_width + 6 + right_margin + PAD
     width = max(width, *(PAD * 2 + text_width(t, TITLE_SIZE) for t in titles), 200)
     legend = (
         "boxes: buffers (hover: name, bytes, offset, steps); grey: bytes live in the pool; "
@@ -159,6 +163,29 @@ def render_svg(
     return "\n".join(out) + "\n"
 
 
+def _line_labels(panel: _PanelData) -> list[tuple[str, int]]:
+    """(text, bytes) of the labelled horizontal lines of a panel."""
+    labels = [(f"lower bound {panel.bound}", panel.bound)]
+    if panel.pool.size is not None and panel.limit_drawn:
+        labels.append((f"limit {panel.pool.size}", panel.pool.size))
+    return labels
+
+
+def _spread(ys: list[float], gap: float, low: float, high: float) -> list[float]:
+    """Label baselines near ``ys`` (any order) but at least ``gap`` apart, within
+    [low, high]: two lines a few bytes apart get readable labels."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    placed: list[float] = [0.0] * len(ys)
+    previous = low - gap
+    for i in order:
+        placed[i] = max(ys[i], previous + gap)
+        previous = placed[i]
+    overflow = previous - high
+    if overflow > 0:  # pushed past the bottom: shift all up, still inside
+        placed = [max(low, y - overflow) for y in placed]
+    return placed
+
+
 def _title(panel: _PanelData) -> str:
     pool = panel.pool
     limit = "unbounded" if pool.size is None else f"limit {pool.size} B"
@@ -179,7 +206,7 @@ def _wrap(text: str, width: float) -> list[str]:
     return [*lines, line] if line else lines
 
 
-def _panel(  # type: ignore[no-untyped-def]
+def _panel(
     panel: _PanelData,
     title: str,
     top: float,
@@ -209,15 +236,6 @@ def _panel(  # type: ignore[no-untyped-def]
         f'<rect class="plot" x="{left:.1f}" y="{plot_top:.1f}" width="{plot_width:.1f}" '
         f'height="{PLOT_HEIGHT}" fill="none" stroke="#888"/>',
     ]
-    points = []
-    for t, value in enumerate(panel.live):
-        x0, x1 = left + t * step_w, left + (t + 1) * step_w
-        points.append(f"{x0:.1f},{y(value):.1f} {x1:.1f},{y(value):.1f}")
-    if points:
-        out.append(
-            f'<polyline class="live" points="{" ".join(points)}" fill="none" stroke="#bbb" '
-            'stroke-width="2"/>'
-        )
     for b, offset in panel.placed:
         x = left + b.start * step_w
         w = (b.end - b.start + 1) * step_w
@@ -236,26 +254,38 @@ def _panel(  # type: ignore[no-untyped-def]
             text = _fit(tags.get(b.name, text), w - 6)
         if y1 - y0 >= FONT_SIZE + 2 and text:
             out.append(f'<text x="{x + 3:.1f}" y="{(y0 + y1) / 2 + 4:.1f}">{escape(text)}</text>')
-    # The pool's own lower bound, label under the line at the right; the limit above it.
-    by = y(panel.bound)
-    out.append(
-        f'<line class="lower-bound" x1="{left:.1f}" y1="{by:.1f}" x2="{right:.1f}" '
-        f'y2="{by:.1f}" stroke="#c00" stroke-dasharray="6,4" data-bytes="{panel.bound}"/>'
-    )
-    label_y = min(by + FONT_SIZE + 2, plot_top + PLOT_HEIGHT - 3)
-    out.append(
-        f'<text x="{right - 4:.1f}" y="{label_y:.1f}" fill="#c00" text-anchor="end">'
-        f"lower bound {panel.bound}</text>"
-    )
-    if pool.size is not None and panel.limit_drawn:
-        ly = y(pool.size)
+    # Live bytes on top of the boxes: where it runs below them, packing wastes room.
+    points = []
+    for t, value in enumerate(panel.live):
+        x0, x1 = left + t * step_w, left + (t + 1) * step_w
+        points.append(f"{x0:.1f},{y(value):.1f} {x1:.1f},{y(value):.1f}")
+    if points:
         out.append(
-            f'<line class="limit" x1="{left:.1f}" y1="{ly:.1f}" x2="{right:.1f}" y2="{ly:.1f}" '
-            f'stroke="#036" stroke-width="1.5" data-bytes="{pool.size}"/>'
+            f'<polyline class="live" points="{" ".join(points)}" fill="none" stroke="#777" '
+            'stroke-width="2" stroke-opacity="0.6"/>'
         )
+    # The pool's own lower bound (dashed) and limit (solid), labelled in the right margin.
+    lines = _line_labels(panel)
+    ys = [y(value) for _, value in lines]
+    label_ys = _spread(
+        [v + FONT_SIZE / 2 - 1 for v in ys], FONT_SIZE + 1, plot_top + FONT_SIZE, y(0) + 4
+    )
+    for (text, value), line_y, label_y in zip(lines, ys, label_ys, strict=True):
+        kind, style = (
+            ("lower-bound", 'stroke="#c00" stroke-dasharray="6,4"')
+            if text.startswith("lower")
+            else ("limit", 'stroke="#036" stroke-width="1.5"')
+        )
+        colour = "#c00" if kind == "lower-bound" else "#036"
         out.append(
-            f'<text x="{left + 4:.1f}" y="{max(ly - 3, plot_top + FONT_SIZE):.1f}" '
-            f'fill="#036">limit {pool.size}</text>'
+            f'<line class="{kind}" x1="{left:.1f}" y1="{line_y:.1f}" x2="{right:.1f}" '
+            f'y2="{line_y:.1f}" {style} data-bytes="{value}"/>'
+        )
+        out.append(f'<text x="{right + 6:.1f}" y="{label_y:.1f}" fill="{colour}">{text}</text>')
+    if not panel.placed:
+        out.append(
+            f'<text x="{left + plot_width / 2:.1f}" y="{plot_top + PLOT_HEIGHT / 2:.1f}" '
+            'text-anchor="middle" fill="#888">no buffers in this pool</text>'
         )
     # Offsets on the left, steps below.
     out.append(

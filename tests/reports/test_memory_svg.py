@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from aot.cli import main
-from aot.planning import Buffer, Pool, activation_lower_bound, plan_memory
+from aot.planning import Buffer, MemoryPlan, Pool, activation_lower_bound, plan_memory
 from aot.planning.render import CHAR_WIDTH, FONT_SIZE, render_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -28,7 +28,7 @@ BUFFERS = [
 ]
 
 
-def _plan(pools: list[Pool]):  # type: ignore[no-untyped-def]
+def _plan(pools: list[Pool]) -> tuple[MemoryPlan, str]:
     plan = plan_memory(BUFFERS, pools, "greedy_by_size", step_names=STEPS)
     labels = {b.name: f"model/layer_{b.name}/Relu6" for b in BUFFERS}
     return plan, render_svg(plan, BUFFERS, pools, STEPS, labels, {b.name: "#1" for b in BUFFERS})
