@@ -10,6 +10,8 @@ import pytest
 from aot.cli import build_parser, log_level, main
 from aot.compiler import model_name_from_path
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tiny_kws_int8.tflite"
 

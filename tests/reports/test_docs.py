@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from aot.compiler import DEFAULT_PLANNER
 from aot.planning import DEFAULT_ALGORITHM
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -15,6 +15,8 @@ from aot.cli import main
 from aot.planning import Buffer, MemoryPlan, Pool, activation_lower_bound, plan_memory
 from aot.planning.render import CHAR_WIDTH, FONT_SIZE, render_svg
 
+pytestmark = pytest.mark.unit
+
 SVG = "{http://www.w3.org/2000/svg}"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_kws_int8.tflite"
 # Long operator names on the first steps: their rotated labels reach left of the plot.

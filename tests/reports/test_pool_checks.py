@@ -9,6 +9,8 @@ import pytest
 
 from aot.cli import main
 
+pytestmark = pytest.mark.unit
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_kws_int8.tflite"
 
 

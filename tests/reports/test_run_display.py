@@ -17,6 +17,7 @@ KWS = MODELS / "kws_ref_model.tflite"
 QUANT = {"scale": [0.00390625], "zero_point": [-128], "axis": None}
 
 
+@pytest.mark.unit
 def test_small_outputs_are_shown_whole() -> None:
     values = np.array([[-128] * 9 + [121, -128, -121]], dtype=np.int8)
     assert format_values(values) == (
@@ -24,12 +25,14 @@ def test_small_outputs_are_shown_whole() -> None:
     )
 
 
+@pytest.mark.unit
 def test_long_outputs_show_the_head_an_ellipsis_and_the_count() -> None:
     text = format_values(np.arange(1000, dtype=np.float32).reshape(1, 10, 100) / 4)
     assert text.startswith("[0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, ...]")
     assert "1000 values" in text
 
 
+@pytest.mark.unit
 def test_top_k_has_index_value_and_dequantized_value() -> None:
     spec = {"name": "probs", "quantization": QUANT}
     output = np.array([[-128, 127, 0, 127, -5]], dtype=np.int8)
@@ -41,12 +44,14 @@ def test_top_k_has_index_value_and_dequantized_value() -> None:
     )
 
 
+@pytest.mark.unit
 def test_top_k_dequantizes_per_channel() -> None:
     spec = {"quantization": {"scale": [1.0, 0.5], "zero_point": [0, 10], "axis": 1}}
     top = top_values(np.array([[4, 20]], dtype=np.int8), spec, 2)
     assert [(t["index"], t["dequantized"]) for t in top] == [(1, 5.0), (0, 4.0)]
 
 
+@pytest.mark.unit
 def test_fill_zeros_and_seeded_random() -> None:
     specs = [
         {"name": "a", "shape": [1, 49, 10, 1], "dtype": "int8"},
@@ -106,6 +111,7 @@ def test_run_fill_json_carries_values_and_top(
     assert len(json.loads(capsys.readouterr().out)["outputs"][0]["values"]) == 12
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -41,5 +41,6 @@ def test_sections_agree_with_arm_none_eabi_size(tmp_path: Path) -> None:
     assert "arm-none-eabi-size" in lines[-1]
 
 
+@pytest.mark.unit
 def test_no_sections_no_lines() -> None:
     assert section_lines({}, None) == []  # the host build has no ELF sections

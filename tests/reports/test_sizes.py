@@ -13,6 +13,8 @@ from aot.errors import ConfigError
 from aot.planning.pools_file import parse_pool_arg, read_pool_file
 from aot.sizes import parse_size
 
+pytestmark = pytest.mark.unit
+
 AOT = Path(__file__).resolve().parents[2] / "aot"
 SIZES = {"16384": 16384, "16K": 16384, "16KiB": 16384, "16kb": 16384, "1M": 1 << 20, "1G": 1 << 30}
 

@@ -16,7 +16,10 @@ KWS = MODELS / "kws_ref_model.tflite"
 TYPES = ["CONV_2D", "DEPTHWISE_CONV_2D"] * 4 + ["CONV_2D", "AVERAGE_POOL_2D", "RESHAPE"]
 TYPES += ["FULLY_CONNECTED", "SOFTMAX"]
 
-pytestmark = pytest.mark.skipif(not KWS.is_file(), reason=f"reference model {KWS} missing")
+pytestmark = [
+    pytest.mark.unit,
+    pytest.mark.skipif(not KWS.is_file(), reason=f"reference model {KWS} missing"),
+]
 
 
 def test_importer_and_lowering_carry_source_operators() -> None:
