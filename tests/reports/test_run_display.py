@@ -11,9 +11,9 @@ import pytest
 
 from aot.cli import main
 from aot.cli.run import fill_inputs, format_values, top_values
+from aot.testing.shared import mlperf_tiny
 
-MODELS = Path(__file__).resolve().parents[3] / "shared" / "models" / "mlperf_tiny"
-KWS = MODELS / "kws_ref_model.tflite"
+KWS = mlperf_tiny("kws_ref_model")  # missing shared data fails, it is not skipped
 QUANT = {"scale": [0.00390625], "zero_point": [-128], "axis": None}
 
 
@@ -70,8 +70,6 @@ def test_fill_zeros_and_seeded_random() -> None:
 def kws_host(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from aot.testing.harness import build
 
-    if not KWS.is_file():
-        pytest.skip(f"reference model {KWS} is not available")
     return build(KWS, tmp_path_factory.mktemp("kws") / "out", "host")
 
 

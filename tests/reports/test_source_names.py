@@ -10,16 +10,13 @@ import pytest
 from aot.cli import main
 from aot.frontend import import_model
 from aot.lowering import lower
+from aot.testing.shared import mlperf_tiny
 
-MODELS = Path(__file__).resolve().parents[3] / "shared" / "models" / "mlperf_tiny"
-KWS = MODELS / "kws_ref_model.tflite"
+KWS = mlperf_tiny("kws_ref_model")  # missing shared data fails, it is not skipped
 TYPES = ["CONV_2D", "DEPTHWISE_CONV_2D"] * 4 + ["CONV_2D", "AVERAGE_POOL_2D", "RESHAPE"]
 TYPES += ["FULLY_CONNECTED", "SOFTMAX"]
 
-pytestmark = [
-    pytest.mark.unit,
-    pytest.mark.skipif(not KWS.is_file(), reason=f"reference model {KWS} missing"),
-]
+pytestmark = pytest.mark.unit
 
 
 def test_importer_and_lowering_carry_source_operators() -> None:
