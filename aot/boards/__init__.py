@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
