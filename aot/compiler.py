@@ -45,6 +45,7 @@ class CompileOptions:
     constants_alignment: int = 16
     workspace_alignment: int = 16
     io_in_pool: bool = False  # inputs and outputs planned into the pools too
+    profile: bool = False  # the executor times each step (aot build --profile)
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -121,7 +122,10 @@ def compile_model(
         lowered,
         plan,
         CodegenOptions(
-            options.constants_alignment, options.workspace_alignment, options.io_in_pool
+            options.constants_alignment,
+            options.workspace_alignment,
+            options.io_in_pool,
+            options.profile,
         ),
     )
     library_dir = output / LIBRARY_DIR
@@ -172,6 +176,7 @@ def compile_model(
                 "source_operators": [op.to_json() for op in step.source],
                 "kernel": step.kernel,
                 "scratch_bytes": step.scratch_bytes,
+                "macs": step.macs,
                 "workspace_bytes": sum(
                     lowered.tensors[t].size_bytes
                     for t in step.args
@@ -222,6 +227,8 @@ def compile_model(
             "header": f"{LIBRARY_DIR}/include/aot_{options.name}.h",
             "run_function": f"aot_{options.name}_run",
             "descriptor": f"aot_{options.name}_model",
+            # Per-step ticks, read back with the protocol's PROFILE command (aot bench).
+            "profile": options.profile,
         },
         "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
     }

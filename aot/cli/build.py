@@ -100,6 +100,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "by intermediate tensors (the caller writes inputs through aot_<name>_input_buffers)",
     )
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="time every operator on the device (read back by 'aot bench'); off by default, "
+        "and a build without it reads no timer inside the model",
+    )
+    parser.add_argument(
         "--constants-alignment",
         type=int,
         default=16,
@@ -221,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
         pools=pools,
         constants_alignment=args.constants_alignment,
         io_in_pool=args.io_in_pool,
+        profile=args.profile,
     )
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)

@@ -35,6 +35,9 @@ class CodegenOptions:
     # Inputs and outputs live in the planned pools too (--io-in-pool): the caller reads
     # and writes them through aot_<name>_input_buffers / aot_<name>_output_buffers.
     io_in_pool: bool = False
+    # Time every executor step with aot_platform_ticks() into a static array the
+    # descriptor points at (--profile); off, the executor reads no timer at all.
+    profile: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ def _array_initializer(data: np.ndarray, dtype: str) -> str:
     items = [c_literal(v.item(), dtype) for v in flat]
     lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "{\n  " + ",\n  ".join(lines) + "\n}"
+
+
+def step_ticks_symbol(model: str) -> str:
+    return f"aot_{model}_step_ticks"
 
 
 def _io_in_pool_declarations(lowered: LoweredModel) -> list[str]:
@@ -128,6 +135,16 @@ def _header(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOptions) ->
         "/* The generic description of this model used by the aot runtime application. */",
         f"extern const struct aot_model_desc aot_{name}_model;",
         *(_io_in_pool_declarations(lowered) if options.io_in_pool else []),
+        *(
+            [
+                "",
+                "/* Built with --profile: run() times each step with aot_platform_ticks(),",
+                " * which the firmware must provide (aot/platform.h). */",
+                f"#define AOT_{upper}_PROFILE_STEPS {len(lowered.steps)}",
+            ]
+            if options.profile
+            else []
+        ),
         "",
         "#ifdef __cplusplus",
         "}",
@@ -251,6 +268,16 @@ def _executor_source(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOp
                 f"void* const aot_{name}_{symbol}_buffers[{max(1, len(tensors))}] = {{{items}}};"
             )
         out.append("")
+    ticks = step_ticks_symbol(name)
+    if options.profile:
+        out += [
+            "/* --profile: ticks of each step in the last run, read by the runtime's PROFILE",
+            " * command through the descriptor. The port's timer, declared here so the model",
+            " * library needs no runtime header beyond model.h and error.h. */",
+            "uint32_t aot_platform_ticks(void);",
+            f"static uint32_t {ticks}[{max(1, len(lowered.steps))}];",
+            "",
+        ]
 
     params = f"const struct aot_{name}_inputs* inputs, const struct aot_{name}_outputs* outputs"
     out.append(f"int32_t aot_{name}_run({params}) {{")
@@ -268,6 +295,11 @@ def _executor_source(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOp
                 f"{tensor.size_bytes}u);"
             )
     tensors = lowered.tensors
+    if options.profile:
+        # One timer read between steps: each step's figure is the difference of two
+        # reads, so the steps add up to the time from the first read to the last.
+        out.append("  uint32_t aot_tick = aot_platform_ticks();")
+        out.append("  uint32_t aot_tock;")
     for step in lowered.steps:
         args = [pointer(tensors[tensor_id]) for tensor_id in step.args]
         if step.scratch_bytes:
@@ -275,6 +307,11 @@ def _executor_source(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOp
             args.append(f"{pool_symbol(name, scratch.pool)} + {scratch.offset}")
         out.append(f"  /* step {step.index}: {step.operator} */")
         out.append(f"  {step.kernel}({', '.join(args)});")
+        if options.profile:
+            out.append(
+                f"  aot_tock = aot_platform_ticks(); {ticks}[{step.index}] = aot_tock - aot_tick; "
+                "aot_tick = aot_tock;"
+            )
     if options.io_in_pool:
         for index, tensor in enumerate(lowered.outputs):
             out.append(
@@ -340,6 +377,8 @@ def _descriptor(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOptions
         f"  {constants_bytes}u,",
         f"  {f'aot_{name}_input_buffers' if options.io_in_pool else 'NULL'},",
         f"  {f'aot_{name}_output_buffers' if options.io_in_pool else 'NULL'},",
+        f"  {len(lowered.steps) if options.profile else 0}u,",
+        f"  {step_ticks_symbol(name) if options.profile else 'NULL'},",
         "};",
         "",
     ]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.device import protocol as p
+from aot.device import spec
 from aot.device.error_codes import describe_error
 from aot.device.transport import Transport, TransportTimeout
 from aot.errors import ConfigError, DeviceError, ProtocolError
@@ -71,6 +72,7 @@ class ModelInfo:
     io_required_bytes: int
     setup_status: int
     max_repeats: int = p.MAX_REPEATS  # runs one RUN may ask for (a 1.0 device: no cap)
+    features: frozenset[str] = frozenset()  # spec.FEATURES names (a 1.0/1.1 device: none)
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ class DeviceClient:
             io_required_bytes=hello.io_required_bytes,
             setup_status=hello.setup_status,
             max_repeats=p.MAX_REPEATS if hello.max_repeats is None else hello.max_repeats,
+            features=spec.feature_names(hello.features or 0),
         )
         if hello.setup_status:
             hint = ""
@@ -262,6 +265,38 @@ class DeviceClient:
         if array.size == math.prod(tensor.shape):
             array = array.reshape(tensor.shape)
         return array
+
+    @property
+    def supports_profile(self) -> bool:
+        """The firmware records per-step ticks (built with ``aot build --profile``)."""
+        return "PROFILE" in self._require_info().features
+
+    def profile(self) -> list[int]:
+        """Ticks of each executor step in the last run, in step order."""
+        info = self._require_info()
+        if "PROFILE" not in info.features:
+            raise DeviceError(
+                f"{self.transport.name} does not record per-operator ticks: rebuild the "
+                "folder with 'aot build --profile'"
+            )
+        ticks: list[int] = []
+        while True:
+            reply = p.ProfileReply.unpack(
+                self.request(p.Command.PROFILE, p.PROFILE_REQUEST.pack(len(ticks)))
+            )
+            if reply.first != len(ticks):
+                raise ProtocolError(
+                    f"PROFILE reply from {self.transport.name} starts at step {reply.first}, "
+                    f"asked for {len(ticks)}"
+                )
+            ticks += reply.ticks
+            if len(ticks) >= reply.steps:
+                return ticks
+            if not reply.ticks:
+                raise ProtocolError(
+                    f"PROFILE reply from {self.transport.name} holds no steps at {len(ticks)} "
+                    f"of {reply.steps}"
+                )
 
     def stats(self) -> DeviceStats:
         stats = p.StatsReply.unpack(self.request(p.Command.STATS))

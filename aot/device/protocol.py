@@ -19,16 +19,17 @@ from typing import ClassVar
 
 import numpy as np
 
+from aot.device import spec
 from aot.device.error_codes import describe_error
 from aot.errors import ProtocolError
 
-PROTOCOL_VERSION = 0x0101  # major << 8 | minor; a major mismatch is refused
+PROTOCOL_VERSION = spec.VERSION  # major << 8 | minor; a major mismatch is refused
 DELIMITER = b"\x00"
 HEADER_BYTES = 4
 CRC_BYTES = 4
 FRAME_OVERHEAD = HEADER_BYTES + CRC_BYTES
-REPLY_BIT = 0x80
-FRAME_ERROR = 0xFF  # reply type for a frame the device could not decode
+REPLY_BIT = spec.REPLY_BIT
+FRAME_ERROR = spec.FRAME_ERROR  # reply type for a frame the device could not decode
 MIN_MAX_PAYLOAD = 64  # the smallest payload limit a device may announce
 MAX_MAX_PAYLOAD = 0xFFFF  # the length field is a u16
 MAX_REPEATS = 0xFFFFFFFF  # RUN's repeats field is a u32; a 1.0 device announces no cap
@@ -38,14 +39,8 @@ _CRC = struct.Struct("<I")
 _STATUS = struct.Struct("<H")
 
 
-class Command(IntEnum):
-    HELLO = 0x01
-    INFO = 0x02
-    SET_INPUT = 0x03
-    RUN = 0x04
-    GET_OUTPUT = 0x05
-    STATS = 0x06
-    QUIT = 0x07
+# The command codes, from the one table (aot/device/spec.py).
+Command = IntEnum("Command", {c.name: c.code for c in spec.COMMANDS})  # type: ignore[misc]
 
 
 # Protocol dtype codes (aot/runtime_c/include/aot/model.h, aot_dtype_t) -> numpy, little-endian.
@@ -279,11 +274,13 @@ class ErrorReply:
 
 @dataclass(frozen=True)
 class HelloReply:
-    """The HELLO reply. ``max_repeats`` follows the name since protocol 1.1, and only in
-    replies to a 1.1 (or later) host: a 1.0 host reads the name up to the payload's end."""
+    """The HELLO reply. Fields after the name come in minor versions, and only in replies
+    to a host whose version knows them (a 1.0 host reads the name up to the payload's
+    end): ``max_repeats`` since 1.1, ``features`` (bit set of spec.FEATURES) since 1.2."""
 
     FORMAT: ClassVar[struct.Struct] = struct.Struct("<HHHIIIIIBB")
     TAIL: ClassVar[struct.Struct] = struct.Struct("<I")  # max_repeats
+    FEATURES: ClassVar[struct.Struct] = struct.Struct("<I")
     protocol_version: int
     max_payload: int
     setup_status: int
@@ -296,6 +293,7 @@ class HelloReply:
     num_outputs: int
     name: str
     max_repeats: int | None = None  # None: a 1.0 layout, no cap announced
+    features: int | None = None  # None: a 1.0 or 1.1 layout, no features announced
 
     def pack(self) -> bytes:
         fields = (
@@ -311,6 +309,8 @@ class HelloReply:
             self.num_outputs,
         )
         tail = b"" if self.max_repeats is None else self.TAIL.pack(self.max_repeats)
+        if self.features is not None:
+            tail += self.FEATURES.pack(self.features)
         room = self.max_payload - _STATUS.size - self.FORMAT.size - 1 - len(tail)
         return ok(self.FORMAT.pack(*fields) + _pack_name(self.name, room) + tail)
 
@@ -320,9 +320,14 @@ class HelloReply:
         if fields[0] & 0xFF == 0:  # a 1.0 device: the name ends the payload
             return cls(*fields, _unpack_name(body, cls.FORMAT.size, "HELLO"))
         # Fields after the name; bytes after those are a later minor's additions.
-        name = _unpack_name(body, cls.FORMAT.size, "HELLO", cls.TAIL.size)
-        (max_repeats,) = cls.TAIL.unpack_from(body, cls.FORMAT.size + 1 + body[cls.FORMAT.size])
-        return cls(*fields, name, max_repeats)
+        tail = cls.TAIL.size + (cls.FEATURES.size if fields[0] & 0xFF >= 2 else 0)
+        name = _unpack_name(body, cls.FORMAT.size, "HELLO", tail)
+        at = cls.FORMAT.size + 1 + body[cls.FORMAT.size]
+        (max_repeats,) = cls.TAIL.unpack_from(body, at)
+        features = None
+        if fields[0] & 0xFF >= 2:
+            (features,) = cls.FEATURES.unpack_from(body, at + cls.TAIL.size)
+        return cls(*fields, name, max_repeats, features)
 
 
 @dataclass(frozen=True)
@@ -406,9 +411,35 @@ class StatsReply:
         return cls(*_unpack(cls.FORMAT, body, "STATS"))
 
 
+@dataclass(frozen=True)
+class ProfileReply:
+    """PROFILE (since 1.2, feature PROFILE): ticks of executor steps ``first`` ..
+    ``first + len(ticks)`` of the last run, out of ``steps``."""
+
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<HHH")  # steps, first, count
+    steps: int
+    first: int
+    ticks: tuple[int, ...]
+
+    def pack(self) -> bytes:
+        head = self.FORMAT.pack(self.steps, self.first, len(self.ticks))
+        return ok(head + struct.pack(f"<{len(self.ticks)}I", *self.ticks))
+
+    @classmethod
+    def unpack(cls, body: bytes) -> ProfileReply:
+        steps, first, count = _unpack(cls.FORMAT, body, "PROFILE")
+        if len(body) != cls.FORMAT.size + 4 * count or first + count > steps:
+            raise ProtocolError(
+                f"PROFILE reply of {len(body)} bytes does not hold {count} step(s) from "
+                f"{first} of {steps}"
+            )
+        return cls(steps, first, struct.unpack_from(f"<{count}I", body, cls.FORMAT.size))
+
+
 # Request payloads (host -> device). The fake device parses them with the same formats.
 HELLO_REQUEST = struct.Struct("<H")  # host protocol version
 INFO_REQUEST = struct.Struct("<BB")  # kind (0 input, 1 output), index
 SET_INPUT_HEAD = struct.Struct("<BI")  # index, offset; the data follows
 RUN_REQUEST = struct.Struct("<I")  # repeats >= 1
 GET_OUTPUT_REQUEST = struct.Struct("<BIH")  # index, offset, length
+PROFILE_REQUEST = struct.Struct("<H")  # first step

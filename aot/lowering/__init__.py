@@ -18,6 +18,7 @@ from aot.codegen.c_kernel import EmittedKernel, emit_kernel
 from aot.errors import InternalError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
 from aot.lowering.analysis import is_identity_copy
+from aot.lowering.macs import kernel_macs
 from aot.lowering.schedule import fuse_for_memory
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
@@ -52,6 +53,7 @@ class Step:
     # The source model's operators this kernel computes (empty when the importer cannot
     # tell, e.g. after the stock frontends' fusion); what reports show instead of `operator`.
     source: tuple[SourceOperator, ...] = ()
+    macs: int = 0  # multiply-accumulates per run, from the kernel's shapes (lowering/macs.py)
 
     @property
     def label(self) -> str:
@@ -284,9 +286,11 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
     # Relax op patterns: 0 elementwise, 1 broadcast; both may run in place on the input
     # that has the output's shape.
     elementwise = {p for p in used if int(module[p].attrs.get("op_pattern", OPAQUE_PATTERN)) <= 1}
+    macs: dict[str, int] = {}
     for prim_name in used:
         if progress is not None:
             progress(f"lowering {prim_name}")
+        macs[prim_name] = kernel_macs(module[prim_name])
         func = fuse_for_memory(module[prim_name])
         tir_module = tvm.IRModule({prim_name: func.with_attr("global_symbol", prim_name)})
         tir_module = tirx.transform.BindTarget(target)(tir_module)
@@ -330,6 +334,7 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
                 kernel.scratch_bytes,
                 prim_name in elementwise,
                 source,
+                macs[prim_name],
             )
         )
     tensors = tuple(builder.tensors)

@@ -2,7 +2,9 @@
 
 Used only in tests: it mirrors aot/runtime_c/src/server.c closely enough that the host
 code (framing, client) can be tested without a toolchain, and corruption can be
-injected at will in either direction.
+injected at will in either direction. Which commands exist, their request sizes and the
+feature bits come from the protocol's one table (aot/device/spec.py), as in the C server.
+``version`` plays an older device (e.g. 0x0101: no features, no PROFILE).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aot.device import protocol as p
+from aot.device import spec
 from aot.device.transport import Transport, TransportTimeout
 
 
@@ -54,6 +57,10 @@ class FakeDevice:
     max_repeats: int = 10000  # AOT_APP_MAX_REPEATS
     ticks_per_run: int = 1000
     ticks_per_second: int = 1_000_000
+    version: int = p.PROTOCOL_VERSION
+    # Ticks per executor step of every run, as a --profile build records them; None: not
+    # profiled (no PROFILE feature).
+    step_ticks: list[int] | None = None
     _decoder: p.FrameDecoder = field(init=False)
     _inputs: list[bytearray] = field(init=False)
     _outputs: list[bytes] = field(init=False)
@@ -66,6 +73,13 @@ class FakeDevice:
         self._decoder = p.FrameDecoder(p.max_encoded_size(self.max_payload))
         self._inputs = [bytearray(t.size_bytes) for t in self.model.inputs]
         self._outputs = [bytes(t.size_bytes) for t in self.model.outputs]
+
+    @property
+    def features(self) -> frozenset[str]:
+        """Like server.c: PROFILE for a profiled model, STACK (STATS measures it)."""
+        if self.version & 0xFF < 2:
+            return frozenset()
+        return frozenset({"STACK"} | ({"PROFILE"} if self.step_ticks else set()))
 
     def feed(self, data: bytes) -> bytes:
         """Bytes from the host in, reply bytes out. After QUIT everything is ignored."""
@@ -92,23 +106,31 @@ class FakeDevice:
 
     def _handle(self, frame: p.Frame) -> bytes:
         body = frame.payload
-        try:
-            command = p.Command(frame.type)
-        except ValueError:
+        entry = spec.BY_CODE.get(frame.type)
+        if (
+            entry is None
+            or entry.since > self.version & 0xFF
+            or (entry.feature is not None and entry.feature not in self.features)
+        ):
             return p.ErrorReply(0x0206, frame.type).pack()
+        if not spec.request_size_ok(entry, len(body)):
+            detail = self.max_payload - 2 if entry.name == "GET_OUTPUT" else entry.request_bytes
+            return p.ErrorReply(0x0207, detail).pack()
+        command = p.Command(frame.type)
         if command is p.Command.HELLO:
-            if len(body) != 2:
-                return p.ErrorReply(0x0207, 2).pack()
             (version,) = p.HELLO_REQUEST.unpack(body)
-            if version >> 8 != p.PROTOCOL_VERSION >> 8:
-                return p.ErrorReply(0x020A, p.PROTOCOL_VERSION).pack()
-            # Like server.c: only a 1.1+ host gets max_repeats after the name.
-            max_repeats = self.max_repeats if version & 0xFF >= 1 else None
+            if version >> 8 != self.version >> 8:
+                return p.ErrorReply(0x020A, self.version).pack()
+            # Like server.c: a host gets the fields after the name its minor knows, and
+            # this device only those of its own minor.
+            minor = min(version & 0xFF, self.version & 0xFF)
+            max_repeats = self.max_repeats if minor >= 1 else None
+            features = spec.features_mask(self.features) if minor >= 2 else None
             required = sum(
                 -(-t.size_bytes // 16) * 16 for t in self.model.inputs + self.model.outputs
             )
             return p.HelloReply(
-                p.PROTOCOL_VERSION,
+                self.version,
                 self.max_payload,
                 0,
                 self.ticks_per_second,
@@ -120,9 +142,10 @@ class FakeDevice:
                 len(self.model.outputs),
                 self.model.name,
                 max_repeats,
+                features,
             ).pack()
         if command is p.Command.INFO:
-            if len(body) != 2 or body[0] > 1:
+            if body[0] > 1:
                 return p.ErrorReply(0x0207, 2).pack()
             kind, index = p.INFO_REQUEST.unpack(body)
             tensors = self.model.inputs if kind == 0 else self.model.outputs
@@ -133,8 +156,6 @@ class FakeDevice:
                 self.max_payload
             )
         if command is p.Command.SET_INPUT:
-            if len(body) < p.SET_INPUT_HEAD.size:
-                return p.ErrorReply(0x0207, 5).pack()
             index, offset = p.SET_INPUT_HEAD.unpack_from(body)
             data = body[p.SET_INPUT_HEAD.size :]
             if index >= len(self._inputs):
@@ -145,7 +166,7 @@ class FakeDevice:
             self._inputs[index][offset : offset + len(data)] = data
             return p.ok()
         if command is p.Command.RUN:
-            if len(body) != 4 or p.RUN_REQUEST.unpack(body)[0] == 0:
+            if p.RUN_REQUEST.unpack(body)[0] == 0:
                 return p.ErrorReply(0x0207, 4).pack()
             (repeats,) = p.RUN_REQUEST.unpack(body)
             if repeats > self.max_repeats:
@@ -165,7 +186,7 @@ class FakeDevice:
             t = self.ticks_per_run
             return p.RunReply(status, done, t * done, t, t, self.ticks_per_second).pack()
         if command is p.Command.GET_OUTPUT:
-            if len(body) != 7 or p.GET_OUTPUT_REQUEST.unpack(body)[2] > self.max_payload - 2:
+            if p.GET_OUTPUT_REQUEST.unpack(body)[2] > self.max_payload - 2:
                 return p.ErrorReply(0x0207, self.max_payload - 2).pack()
             index, offset, length = p.GET_OUTPUT_REQUEST.unpack(body)
             if index >= len(self._outputs):
@@ -175,11 +196,16 @@ class FakeDevice:
                 return p.ErrorReply(0x0209, size).pack()
             return p.ok(self._outputs[index][offset : offset + length])
         if command is p.Command.STATS:
-            if body:
-                return p.ErrorReply(0x0207, 0).pack()
             return p.StatsReply(4096, 600, 200, self.runs, self.frames_ok, self.frames_bad).pack()
-        if body:  # QUIT takes no payload, like STATS; the device keeps serving
-            return p.ErrorReply(0x0207, 0).pack()
+        if command is p.Command.PROFILE:
+            assert self.step_ticks is not None
+            (first,) = p.PROFILE_REQUEST.unpack(body)
+            steps = len(self.step_ticks)
+            if first > steps:
+                return p.ErrorReply(0x0208, steps).pack()
+            room = (self.max_payload - 2 - spec.PROFILE_REPLY_HEAD_BYTES) // 4
+            chunk = tuple(self.step_ticks[first : first + room])
+            return p.ProfileReply(steps, first, chunk).pack()
         self.quit = True
         return p.ok()
 

@@ -78,8 +78,8 @@ def test_sessions_at_the_payload_limits_are_clean_under_sanitizers(
     with DeviceClient(transport, timeout=30.0) as client:
         info = client.hello()
         assert info.max_payload == limit and info.max_repeats == 10000
-        # At 64 the name is cut to what fits beside the fields and max_repeats.
-        room = limit - 2 - p.HelloReply.FORMAT.size - 1 - 4
+        # At 64 the name is cut to what fits beside the fields, max_repeats and features.
+        room = limit - 2 - p.HelloReply.FORMAT.size - 1 - 4 - 4
         assert info.name == REVERSE_NAME[:room]
         x = np.random.default_rng(limit).integers(0, 256, (1, REVERSE_N), dtype=np.uint8)
         np.testing.assert_array_equal(client.run([x]).outputs[0], x[:, ::-1])

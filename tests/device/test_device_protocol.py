@@ -173,8 +173,9 @@ def test_hello_max_repeats_follows_the_name_from_1_1_on() -> None:
     assert p.HelloReply.unpack(p.split_status(new.pack())[1]) == new.__class__(
         0x0101, *fields, "n" * 29, max_repeats=7
     )
-    # A later minor may append more: a 1.1 host reads its fields and ignores the rest.
-    later = p.split_status(p.HelloReply(0x0102, *fields, "m", max_repeats=9).pack())[1]
-    assert p.HelloReply.unpack(later + b"\xaa\xbb").max_repeats == 9
+    # A later minor may append more: a host reads its fields and ignores the rest.
+    later = p.HelloReply(0x0103, *fields, "m", max_repeats=9, features=3).pack()
+    reply = p.HelloReply.unpack(p.split_status(later)[1] + b"\xaa\xbb")
+    assert (reply.max_repeats, reply.features) == (9, 3)
     with pytest.raises(ProtocolError, match="name field does not match"):
         p.HelloReply.unpack(p.split_status(p.HelloReply(0x0101, *fields, "m").pack())[1])

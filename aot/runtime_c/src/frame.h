@@ -11,8 +11,7 @@
 #include <stdint.h>
 
 #include "aot/error.h"
-
-#define AOT_PROTOCOL_VERSION 0x0101u /* major << 8 | minor; majors must match */
+#include "aot/protocol.h" /* version, commands, features: generated from aot/device/spec.py */
 
 #define AOT_FRAME_HEADER_BYTES 4u
 #define AOT_FRAME_CRC_BYTES 4u
@@ -20,18 +19,6 @@
 #define AOT_FRAME_DELIMITER 0x00u
 /* Worst-case COBS size of n bytes, without the delimiter. */
 #define AOT_COBS_MAX_ENCODED(n) ((n) + (n) / 254u + 1u)
-
-/* Commands (host -> device). A reply has type command | AOT_MSG_REPLY_BIT. */
-#define AOT_CMD_HELLO 0x01u
-#define AOT_CMD_INFO 0x02u
-#define AOT_CMD_SET_INPUT 0x03u
-#define AOT_CMD_RUN 0x04u
-#define AOT_CMD_GET_OUTPUT 0x05u
-#define AOT_CMD_STATS 0x06u
-#define AOT_CMD_QUIT 0x07u
-#define AOT_MSG_REPLY_BIT 0x80u
-/* Reply to a frame that could not be decoded, so its command is unknown. */
-#define AOT_MSG_FRAME_ERROR 0xFFu
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib.crc32). Start with crc = 0; chainable. */
 uint32_t aot_crc32(uint32_t crc, const uint8_t* data, size_t len);

@@ -12,7 +12,7 @@ int main(void) {
     aot_platform_abort(err);
   }
   /* A setup error is not fatal: the server reports it in HELLO. */
-  (void)aot_server_init(aot_app_model());
+  (void)aot_server_init(aot_app_model(), NULL, NULL); /* replies: the serial line */
   err = aot_server_serve();
   if (err != AOT_OK) {
     aot_platform_abort(err);

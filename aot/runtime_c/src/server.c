@@ -41,6 +41,9 @@ static uint8_t g_io_arena[AOT_APP_IO_BYTES]
     __attribute__((aligned(AOT_IO_ALIGN), section(".bss.aot.app.io")));
 
 static const struct aot_model_desc* g_model;
+/* Where replies go: the port's serial line unless the caller routes them elsewhere. */
+static aot_server_write_fn g_write;
+static void* g_write_context;
 static aot_error_t g_setup_status = AOT_ERR_APP_NO_MODEL;
 static uint32_t g_io_required;
 static void* g_inputs[AOT_APP_MAX_TENSORS];
@@ -83,7 +86,15 @@ static void layout(const struct aot_tensor_info* infos, uint32_t count, void** p
   }
 }
 
-aot_error_t aot_server_init(const struct aot_model_desc* model) {
+static aot_error_t serial_write(void* context, const uint8_t* data, size_t len) {
+  (void)context;
+  return aot_platform_serial_write(data, len);
+}
+
+aot_error_t aot_server_init(const struct aot_model_desc* model, aot_server_write_fn write,
+                            void* context) {
+  g_write = write != NULL ? write : serial_write;
+  g_write_context = context;
   g_model = model;
   g_io_required = 0;
   if (model == NULL || model->run == NULL || (model->num_inputs > 0u && model->inputs == NULL) ||
@@ -147,7 +158,7 @@ static aot_error_t send_reply(void) {
   put_u32(aot_crc32(0u, g_tx, g_tx_len));
   size_t n = aot_cobs_encode(g_tx, g_tx_len, g_rx);
   g_rx[n++] = AOT_FRAME_DELIMITER;
-  return aot_platform_serial_write(g_rx, n);
+  return g_write(g_write_context, g_rx, n);
 }
 
 /* Every failed request gets exactly this: status and one detail word. */
@@ -183,18 +194,25 @@ static int ready(uint8_t type, uint8_t seq, aot_error_t* send_status) {
   return 1;
 }
 
+static int profiled(void) {
+  return g_model != NULL && g_model->num_steps > 0u && g_model->step_ticks != NULL;
+}
+
+static uint32_t features(void) {
+  return (profiled() ? AOT_FEATURE_PROFILE : 0u) |
+         (aot_stack_painted_bytes() > 0u ? AOT_FEATURE_STACK : 0u);
+}
+
 static aot_error_t cmd_hello(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
-  if (len != 2u) {
-    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 2u);
-  }
+  (void)len; /* checked against the protocol table by handle_frame */
   const uint16_t host_version = aot_get_u16(p);
   if ((host_version >> 8) != (AOT_PROTOCOL_VERSION >> 8)) {
     return send_error(type, seq, AOT_ERR_PROTOCOL_VERSION_MISMATCH, AOT_PROTOCOL_VERSION);
   }
-  /* A 1.0 host parses the name up to the end of the payload: only hosts that say 1.1
-   * or later get the fields added after it. */
-  const int extended = (host_version & 0xFFu) >= 1u;
-  const size_t tail = extended ? 4u : 0u;
+  /* A 1.0 host parses the name up to the end of the payload: a host gets only the
+   * fields added after it that its minor version knows (1.1 max_repeats, 1.2 features). */
+  const uint32_t host_minor = host_version & 0xFFu;
+  const size_t tail = host_minor >= 2u ? 8u : (host_minor >= 1u ? 4u : 0u);
   begin_reply(type, seq, AOT_OK);
   put_u16(AOT_PROTOCOL_VERSION);
   put_u16((uint16_t)AOT_APP_MAX_PAYLOAD);
@@ -208,14 +226,18 @@ static aot_error_t cmd_hello(uint8_t type, uint8_t seq, const uint8_t* p, uint16
   put_u8(g_model != NULL ? (uint8_t)g_model->num_outputs : 0u);
   put_name(g_model != NULL ? g_model->name : NULL,
            AOT_MAX_FRAME - AOT_FRAME_CRC_BYTES - g_tx_len - 1u - tail);
-  if (extended) {
+  if (host_minor >= 1u) {
     put_u32(AOT_APP_MAX_REPEATS);
+  }
+  if (host_minor >= 2u) {
+    put_u32(features());
   }
   return send_reply();
 }
 
 static aot_error_t cmd_info(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
-  if (len != 2u || p[0] > 1u) {
+  (void)len;
+  if (p[0] > 1u) {
     return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 2u);
   }
   const uint8_t kind = p[0];
@@ -258,28 +280,26 @@ static int check_range(uint8_t type, uint8_t seq, const struct aot_tensor_info* 
 
 static aot_error_t cmd_set_input(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
   aot_error_t status = AOT_OK;
-  if (len < 5u) {
-    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 5u);
-  }
   if (!ready(type, seq, &status)) {
     return status;
   }
   const uint8_t index = p[0];
   const uint32_t offset = aot_get_u32(&p[1]);
-  const uint32_t length = (uint32_t)len - 5u;
+  const uint32_t length = (uint32_t)len - AOT_CMD_SET_INPUT_REQUEST_BYTES;
   if (!check_range(type, seq, g_model->inputs, g_model->num_inputs, index, offset, length,
                    &status)) {
     return status;
   }
-  memcpy((uint8_t*)g_inputs[index] + offset, &p[5], length);
+  memcpy((uint8_t*)g_inputs[index] + offset, &p[AOT_CMD_SET_INPUT_REQUEST_BYTES], length);
   begin_reply(type, seq, AOT_OK);
   return send_reply();
 }
 
 static aot_error_t cmd_run(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
   aot_error_t status = AOT_OK;
-  if (len != 4u || aot_get_u32(p) == 0u) {
-    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 4u);
+  (void)len;
+  if (aot_get_u32(p) == 0u) {
+    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, AOT_CMD_RUN_REQUEST_BYTES);
   }
   const uint32_t repeats = aot_get_u32(p);
 #if AOT_APP_MAX_REPEATS < 0xFFFFFFFFu /* at the maximum any u32 fits (and gcc warns) */
@@ -321,7 +341,8 @@ static aot_error_t cmd_run(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t
 static aot_error_t cmd_get_output(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
   aot_error_t status = AOT_OK;
   /* Reply payload is status + data, so data may be at most max payload - 2. */
-  if (len != 7u || aot_get_u16(&p[5]) > AOT_APP_MAX_PAYLOAD - 2u) {
+  (void)len;
+  if (aot_get_u16(&p[5]) > AOT_APP_MAX_PAYLOAD - 2u) {
     return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, AOT_APP_MAX_PAYLOAD - 2u);
   }
   if (!ready(type, seq, &status)) {
@@ -340,10 +361,7 @@ static aot_error_t cmd_get_output(uint8_t type, uint8_t seq, const uint8_t* p, u
   return send_reply();
 }
 
-static aot_error_t cmd_stats(uint8_t type, uint8_t seq, uint16_t len) {
-  if (len != 0u) {
-    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 0u);
-  }
+static aot_error_t cmd_stats(uint8_t type, uint8_t seq) {
   begin_reply(type, seq, AOT_OK);
   put_u32(aot_stack_painted_bytes());
   put_u32(aot_stack_peak_bytes());
@@ -353,6 +371,39 @@ static aot_error_t cmd_stats(uint8_t type, uint8_t seq, uint16_t len) {
   put_u32(g_stats.frames_bad);
   return send_reply();
 }
+
+/* Ticks of executor steps first.. of the last run, as many as fit one reply. */
+static aot_error_t cmd_profile(uint8_t type, uint8_t seq, const uint8_t* p) {
+  const uint32_t steps = g_model->num_steps;
+  const uint32_t first = aot_get_u16(p);
+  if (first > steps) {
+    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_INDEX, steps);
+  }
+  const uint32_t room = (AOT_APP_MAX_PAYLOAD - 2u - AOT_PROFILE_REPLY_HEAD_BYTES) / 4u;
+  const uint32_t count = steps - first < room ? steps - first : room;
+  begin_reply(type, seq, AOT_OK);
+  put_u16((uint16_t)steps);
+  put_u16((uint16_t)first);
+  put_u16((uint16_t)count);
+  for (uint32_t i = 0; i < count; ++i) {
+    put_u32(g_model->step_ticks[first + i]);
+  }
+  return send_reply();
+}
+
+/* The request sizes of docs/protocol.md, from the generated table in aot/protocol.h:
+ * exact, or a minimum for commands that carry data. The detail is the size expected. */
+static int request_ok(uint16_t len, uint32_t expected, int variable) {
+  return variable ? len >= expected : len == expected;
+}
+#define AOT_REQUEST_OK(name, len) \
+  request_ok((len), AOT_CMD_##name##_REQUEST_BYTES, AOT_CMD_##name##_VARIABLE)
+#define AOT_CHECK_REQUEST(name, len)                                                         \
+  do {                                                                                       \
+    if (!AOT_REQUEST_OK(name, len)) {                                                        \
+      return send_error(reply, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, AOT_CMD_##name##_REQUEST_BYTES); \
+    }                                                                                        \
+  } while (0)
 
 /* ---- frames --------------------------------------------------------------------- */
 
@@ -395,21 +446,34 @@ static aot_error_t handle_frame(int* quit) {
   const uint8_t reply = (uint8_t)(type | AOT_MSG_REPLY_BIT);
   switch (type) {
     case AOT_CMD_HELLO:
+      AOT_CHECK_REQUEST(HELLO, len);
       return cmd_hello(reply, seq, payload, len);
     case AOT_CMD_INFO:
+      AOT_CHECK_REQUEST(INFO, len);
       return cmd_info(reply, seq, payload, len);
     case AOT_CMD_SET_INPUT:
+      AOT_CHECK_REQUEST(SET_INPUT, len);
       return cmd_set_input(reply, seq, payload, len);
     case AOT_CMD_RUN:
+      AOT_CHECK_REQUEST(RUN, len);
       return cmd_run(reply, seq, payload, len);
     case AOT_CMD_GET_OUTPUT:
+      /* the detail of a bad GET_OUTPUT is its length limit, as before the table */
+      if (!AOT_REQUEST_OK(GET_OUTPUT, len)) {
+        return send_error(reply, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, AOT_APP_MAX_PAYLOAD - 2u);
+      }
       return cmd_get_output(reply, seq, payload, len);
     case AOT_CMD_STATS:
-      return cmd_stats(reply, seq, len);
-    case AOT_CMD_QUIT:
-      if (len != 0u) { /* refused like STATS: the device keeps serving */
-        return send_error(reply, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, 0u);
+      AOT_CHECK_REQUEST(STATS, len);
+      return cmd_stats(reply, seq);
+    case AOT_CMD_PROFILE:
+      if (!profiled()) { /* an optional command: absent unless the feature bit is set */
+        return send_error(reply, seq, AOT_ERR_PROTOCOL_UNKNOWN_COMMAND, type);
       }
+      AOT_CHECK_REQUEST(PROFILE, len);
+      return cmd_profile(reply, seq, payload);
+    case AOT_CMD_QUIT:
+      AOT_CHECK_REQUEST(QUIT, len); /* refused like STATS: the device keeps serving */
       *quit = 1;
       begin_reply(reply, seq, AOT_OK);
       return send_reply();

@@ -22,12 +22,19 @@
 #include "aot/error.h"
 #include "aot/model.h"
 
+/* Writes all len bytes of a reply (several frames never interleave); returns AOT_OK or
+ * the error that stops the server. `context` is what aot_server_init was given. */
+typedef aot_error_t (*aot_server_write_fn)(void* context, const uint8_t* data, size_t len);
+
 /* Validates the model and lays out the I/O arena. A setup failure (arena too small,
  * too many tensors) is returned and also kept: the server still answers HELLO, INFO,
- * STATS and QUIT, reporting it, so the host can say what to rebuild. */
-aot_error_t aot_server_init(const struct aot_model_desc* model);
+ * STATS and QUIT, reporting it, so the host can say what to rebuild.
+ * Replies go through `write` (NULL: aot_platform_serial_write), so a port or a test
+ * can route them (a second UART, USB, a buffer) without the server knowing. */
+aot_error_t aot_server_init(const struct aot_model_desc* model, aot_server_write_fn write,
+                            void* context);
 
-/* Processes received bytes; replies go out through aot_platform_serial_write.
+/* Processes received bytes; replies go out through the write callback.
  * Sets *quit to 1 after answering QUIT (remaining bytes are ignored).
  * Returns AOT_OK or the platform error that stopped a reply. */
 aot_error_t aot_server_feed(const uint8_t* data, size_t len, int* quit);

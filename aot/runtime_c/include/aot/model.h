@@ -53,6 +53,11 @@ struct aot_model_desc {
    * caller provides the buffers. */
   void* const* input_buffers;
   void* const* output_buffers;
+  /* Models built with --profile: step_ticks[i] is how many aot_platform_ticks() step i of
+   * the executor took in the last run (num_steps entries). 0 / NULL: not profiled, and
+   * the executor reads no timer at all. */
+  uint32_t num_steps;
+  const uint32_t* step_ticks;
 };
 
 #ifdef __cplusplus
