@@ -238,3 +238,108 @@ def _operators(metadata: dict[str, Any], times: list[int]) -> list[OperatorProfi
         )
         for step, ticks in zip(steps, times, strict=True)
     ]
+
+
+# ---- text and picture ----------------------------------------------------------------
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def format_report(report: BenchReport) -> list[str]:
+    """The human-readable report: inference time, the per-operator table, memory."""
+    unit = report.time_unit
+    lines = [
+        f"model '{report.model}' on {report.board}: {report.repeats} inference(s), {unit}",
+        f"  per inference  min {_count(report.time_min)}  median "
+        f"{_count(report.time_median)}  max {_count(report.time_max)}",
+    ]
+    if not report.profile:
+        lines.append(
+            "  (no per-operator figures: build with 'aot build --profile' to time each operator)"
+        )
+    else:
+        rows = [("step", "operator", unit, "share", "MACs", f"{unit}/MAC", "kernel")]
+        for op in report.operators:
+            per_mac = op.time_per_mac
+            rows.append(
+                (
+                    str(op.step),
+                    op.label,
+                    _count(op.time),
+                    f"{100 * op.share:.1f}%",
+                    _count(op.macs) if op.macs else "-",
+                    f"{per_mac:.2f}" if per_mac is not None else "-",
+                    op.kernel,
+                )
+            )
+        macs = report.total_macs
+        whole_per_mac = f"{report.operators_total / macs:.2f}" if macs else "-"
+        rows.append(
+            ("", "sum", _count(report.operators_total), "100.0%", _count(macs), whole_per_mac, "")
+        )
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        right = {0, 2, 3, 4, 5}
+        for row in rows:
+            cells = [
+                cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+                for i, cell in enumerate(row)
+            ]
+            lines.append("  " + "  ".join(cells).rstrip())
+        if report.profile_error is not None:
+            ratio = 100 * report.operators_total / report.times[-1]
+            lines.append(f"  operators add up to {ratio:.2f}% of the whole inference (last repeat)")
+        if report.profiles_identical is False:
+            lines.append("  per-operator figures differed between repeats (the last is shown)")
+    if not report.outputs_identical:
+        lines.append("  warning: the outputs differed between repeats")
+    if report.peak_stack_bytes is not None:
+        model_stack = report.model_stack_bytes
+        lines.append(
+            f"  peak stack     {report.peak_stack_bytes} B"
+            + (f" (model {model_stack} B)" if model_stack is not None else "")
+        )
+    pools = ", ".join(f"{name} {size} B" for name, size in report.pools.items())
+    lines.append(f"  workspace      {report.workspace_bytes} B ({pools})")
+    lines.append(f"  constants      {report.constants_bytes} B")
+    if report.sections:
+        code = ", ".join(f"{k} {v} B" for k, v in report.sections.items())
+        lines.append(f"  code size      {code}")
+    return lines
+
+
+def render_svg(report: BenchReport) -> str:
+    """A horizontal bar chart of the per-operator times, one bar per executor step."""
+    from xml.sax.saxutils import escape
+
+    if not report.operators:
+        raise ConfigError(
+            "no per-operator figures to plot: build the folder with 'aot build --profile'"
+        )
+    bar_h, gap, label_w, bar_w, value_w = 18, 6, 260, 420, 170
+    top = 40
+    height = top + len(report.operators) * (bar_h + gap) + 30
+    width = label_w + bar_w + value_w
+    longest = max(op.time for op in report.operators) or 1
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="10" y="22" font-size="14">{escape(report.model)} on '
+        f"{escape(report.board)}: {report.time_unit} per operator (sum "
+        f"{_count(report.operators_total)})</text>",
+    ]
+    for row, op in enumerate(report.operators):
+        y = top + row * (bar_h + gap)
+        length = max(1.0, bar_w * op.time / longest)
+        out += [
+            f'<text x="{label_w - 8}" y="{y + bar_h - 5}" text-anchor="end">'
+            f"{op.step}: {escape(op.label)}</text>",
+            f'<rect x="{label_w}" y="{y}" width="{length:.1f}" height="{bar_h}" '
+            f'fill="#4878a8"><title>{escape(op.kernel)}</title></rect>',
+            f'<text x="{label_w + length + 6:.1f}" y="{y + bar_h - 5}">'
+            f"{_count(op.time)} ({100 * op.share:.1f}%)</text>",
+        ]
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,137 @@
+"""``aot bench``: time a built model N times, per inference and per operator."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from aot.cli.common import add_json_option
+from aot.errors import ConfigError
+
+HELP = "time a built model: per inference and, with --profile builds, per operator"
+
+DESCRIPTION = """\
+Run the model in a folder made by 'aot build' REPEATS times on its board (host, QEMU, or
+a physical board on --port) and print min / median / max per inference, peak stack,
+workspace per pool and code size. A folder built with 'aot build --profile' also gets a
+per-operator table: the source operator, its time, its share of the sum, its MACs and
+time per MAC.
+
+Time is in the board's unit: instructions under QEMU (-icount: identical in every
+repeat), cycles on hardware, nanoseconds on the host.
+
+examples:
+  aot build model.tflite --board mps2_an386 -o out/ --profile
+  aot bench out/ -n 10                         table on stdout
+  aot bench out/ --json > bench.json           machine-readable (BenchReport)
+  aot bench out/ --plot ops.svg -i input.npy   bar chart of the operators
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from aot.cli.run import FILL_MODES
+
+    parser = subparsers.add_parser(
+        "bench",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "folder", help="a folder made by 'aot build' (with --profile for operators)"
+    )
+    parser.add_argument(
+        "-n",
+        "--repeat",
+        type=int,
+        default=10,
+        help="inferences, each timed on its own (default: 10)",
+    )
+    parser.add_argument(
+        "-i",
+        "--input",
+        action="append",
+        default=[],
+        metavar="NPY",
+        help="an input as a .npy file, once per model input (default: --fill zeros)",
+    )
+    parser.add_argument(
+        "--fill",
+        choices=FILL_MODES,
+        help="made-up inputs instead of -i: all zeros (the default) or seeded random values",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --fill random (default: 0)")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.svg",
+        help="also write an SVG bar chart of the per-operator times",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds to wait for each reply of the device, positive (default: 120)",
+    )
+    parser.add_argument(
+        "--port",
+        help="serial port of a physical board, e.g. /dev/ttyACM0 (flashed first)",
+    )
+    parser.add_argument(
+        "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
+    )
+    add_json_option(parser)
+    parser.set_defaults(func=run)
+
+
+def _inputs(args: argparse.Namespace, metadata: dict[str, Any]) -> list[Any]:
+    from aot.cli.run import fill_inputs
+    from aot.runner import load_inputs
+
+    if args.fill and args.input:
+        raise ConfigError("give the inputs either with -i or with --fill, not both")
+    if args.input:
+        return load_inputs(args.input, metadata)
+    return fill_inputs(metadata["inputs"], args.fill or "zeros", args.seed)
+
+
+def run(args: argparse.Namespace) -> int:
+    from aot.bench import bench_folder, format_report, render_svg
+    from aot.device.client import check_repeats, check_timeout
+    from aot.library import read_metadata
+    from aot.runner import connect
+
+    # Checked before anything starts, like aot run.
+    check_repeats(args.repeat, what="--repeat")
+    check_timeout(args.timeout, what="--timeout")
+    plot = Path(args.plot) if args.plot else None
+    if plot is not None and plot.suffix.lower() != ".svg":
+        raise ConfigError(f"--plot writes an SVG picture; name the file *.svg, not {plot.name}")
+    folder = Path(args.folder)
+    metadata = read_metadata(folder)
+    if plot is not None and not metadata["library"].get("profile"):
+        raise ConfigError(
+            f"{folder} was built without --profile, so there is nothing per operator to "
+            "plot; rebuild it with 'aot build --profile'"
+        )
+    inputs = _inputs(args, metadata)
+
+    def open_device(output: Path, meta: dict[str, Any], board: Any, timeout: float) -> Any:
+        return connect(output, meta, board, timeout, args.port, args.baud)
+
+    report = bench_folder(folder, args.repeat, args.timeout, connect=open_device, inputs=inputs)
+    if plot is not None:
+        try:
+            plot.write_text(render_svg(report))
+        except OSError as err:
+            raise ConfigError(f"cannot write {plot}: {err.strerror}") from None
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        print()
+        return 0
+    print("\n".join(format_report(report)))
+    if plot is not None:
+        print(f"  chart          {plot}")
+    return 0
