@@ -315,17 +315,20 @@ class HelloReply:
         return ok(self.FORMAT.pack(*fields) + _pack_name(self.name, room) + tail)
 
     @classmethod
-    def unpack(cls, body: bytes) -> HelloReply:
+    def unpack(cls, body: bytes, host_version: int = PROTOCOL_VERSION) -> HelloReply:
+        """The reply as a host of ``host_version`` reads it: the device sent the fields
+        both minors know (``host_version`` lets tests play an older host)."""
         fields = _unpack(cls.FORMAT, body, "HELLO")
-        if fields[0] & 0xFF == 0:  # a 1.0 device: the name ends the payload
+        minor = min(fields[0] & 0xFF, host_version & 0xFF)
+        if minor == 0:  # a 1.0 device or host: the name ends the payload
             return cls(*fields, _unpack_name(body, cls.FORMAT.size, "HELLO"))
         # Fields after the name; bytes after those are a later minor's additions.
-        tail = cls.TAIL.size + (cls.FEATURES.size if fields[0] & 0xFF >= 2 else 0)
+        tail = cls.TAIL.size + (cls.FEATURES.size if minor >= 2 else 0)
         name = _unpack_name(body, cls.FORMAT.size, "HELLO", tail)
         at = cls.FORMAT.size + 1 + body[cls.FORMAT.size]
         (max_repeats,) = cls.TAIL.unpack_from(body, at)
         features = None
-        if fields[0] & 0xFF >= 2:
+        if minor >= 2:
             (features,) = cls.FEATURES.unpack_from(body, at + cls.TAIL.size)
         return cls(*fields, name, max_repeats, features)
 
