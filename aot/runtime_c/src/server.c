@@ -194,8 +194,10 @@ static int ready(uint8_t type, uint8_t seq, aot_error_t* send_status) {
   return 1;
 }
 
+/* PROFILE's step fields are u16: a descriptor with more steps is not served. */
 static int profiled(void) {
-  return g_model != NULL && g_model->num_steps > 0u && g_model->step_ticks != NULL;
+  return g_model != NULL && g_model->num_steps > 0u && g_model->num_steps <= 0xFFFFu &&
+         g_model->step_ticks != NULL;
 }
 
 static uint32_t features(void) {
