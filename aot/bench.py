@@ -319,7 +319,10 @@ def render_svg(report: BenchReport) -> str:
         raise ConfigError(
             "no per-operator figures to plot: build the folder with 'aot build --profile'"
         )
-    bar_h, gap, label_w, bar_w, value_w = 18, 6, 260, 420, 170
+    # Room for the longest label (about 7 px per character at 12 px), so none is clipped.
+    longest_label = max(len(f"{op.step}: {op.label}") for op in report.operators)
+    bar_h, gap, bar_w, value_w = 18, 6, 420, 170
+    label_w = max(140, 7 * longest_label + 16)
     top = 40
     height = top + len(report.operators) * (bar_h + gap) + 30
     width = label_w + bar_w + value_w
