@@ -151,6 +151,36 @@ def _looks_like_text(path: Path) -> bool:
     return all(byte >= 0x20 or byte in b"\t\n\r" for byte in sample)
 
 
+def read_input(path: str | Path, spec: dict[str, Any]) -> np.ndarray:
+    """One .npy file for the input ``spec`` (metadata's dtype and shape), checked."""
+    array = _read_npy(Path(path))
+    expected_shape = tuple(spec["shape"])
+    if array.dtype != np.dtype(spec["dtype"]) or array.shape != expected_shape:
+        raise ConfigError(
+            f"input {path} is a {array.dtype} array of shape {array.shape}; input "
+            f"'{spec['name']}' needs {spec['dtype']} of shape {expected_shape}"
+        )
+    return array
+
+
+def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.ndarray]:
+    """Inputs made up from the metadata's shapes and types: all zeros, or seeded random
+    values over an integer type's whole range, N(0, 1) for floats. One definition, so
+    'aot run --fill random --seed S' reproduces any input 'aot validate' drew with seed S."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in specs:
+        dtype, shape = np.dtype(spec["dtype"]), tuple(spec["shape"])
+        if mode == "zeros":
+            arrays.append(np.zeros(shape, dtype))
+        elif dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            arrays.append(rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True))
+        else:
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+    return arrays
+
+
 def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
     specs = metadata["inputs"]
     if len(paths) != len(specs):
@@ -195,3 +225,20 @@ def run_model(
     unit = board.ticks.unit if board.ticks else "ticks"
     per_tick = (board.ticks.instructions_per_tick if board.ticks else None) or 1
     return RunReport(result.outputs, result, stats_json, board.name, unit, per_tick)
+
+
+@contextlib.contextmanager
+def open_session(
+    output: str | Path,
+    timeout: float = 60.0,
+    port: str | None = None,
+    baud: int | None = None,
+) -> Iterator[DeviceClient]:
+    """One device session for the folder's board, for many runs (one QEMU or host process
+    start, one flash). Ends the server with QUIT when the block finishes normally."""
+    output = Path(output)
+    metadata = read_metadata(output)
+    board = load_board(metadata["board"])
+    with sigterm_unwinds(), connect(output, metadata, board, timeout, port, baud) as client:
+        yield client
+        client.quit()

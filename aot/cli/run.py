@@ -116,21 +116,11 @@ def section_lines(sections: dict[str, int], reserved: dict[str, int] | None) -> 
 
 
 def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.ndarray]:
-    """Inputs made up from the metadata's shapes and types (--fill)."""
-    import numpy as np
+    """Inputs made up from the metadata's shapes and types (--fill); 'aot validate' draws
+    its random inputs with the same function."""
+    from aot.runner import fill_inputs as fill
 
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for spec in specs:
-        dtype, shape = np.dtype(spec["dtype"]), tuple(spec["shape"])
-        if mode == "zeros":
-            arrays.append(np.zeros(shape, dtype))
-        elif dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            arrays.append(rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True))
-        else:
-            arrays.append(rng.standard_normal(shape).astype(dtype))
-    return arrays
+    return fill(specs, mode, seed)
 
 
 def _number(value: Any) -> str:

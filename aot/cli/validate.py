@@ -1,0 +1,127 @@
+"""``aot validate``: run many inputs on the board and through the reference, compare."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from aot.cli.common import add_json_option, progress_printer
+
+HELP = "check a built model on its board against the reference runtime"
+
+DESCRIPTION = """\
+Run seeded random inputs (or a folder of .npy files) through the model in a folder made
+by 'aot build', on its board (one session for all inputs), and through MODEL in its
+reference runtime: LiteRT's reference kernels for .tflite, onnxruntime for .onnx. Reports
+per output how many input sets match exactly, the largest error (quantized steps and
+dequantized for integer outputs; mean error, RMSE and cosine similarity for float ones)
+and the first failing input set, with the command that reruns it alone.
+
+Integer outputs pass only when exact (--max-steps N allows N steps); float outputs pass
+within --atol + --rtol * |reference| with cosine >= --min-cosine. Exit status 0: every
+input set passed; 1: some failed; other codes: errors (a MODEL whose inputs or outputs
+do not match the folder's is one).
+
+examples:
+  aot validate out/ model.tflite                    100 random input sets, seed 0
+  aot validate out/ model.tflite -n 1000 --seed 7 --save failing/
+  aot validate out/ model.onnx --inputs samples/    every samples/*.npy
+  aot validate out/ model.tflite --max-steps 1 --json
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("folder", help="a folder made by 'aot build'")
+    parser.add_argument("model", help="the reference model: the .tflite or .onnx it was built from")
+    parser.add_argument(
+        "-n",
+        "--count",
+        type=int,
+        metavar="N",
+        help="random input sets to run (default: 100); not with --inputs",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the first random input set; set i uses seed + i (default: 0)",
+    )
+    parser.add_argument(
+        "--inputs",
+        metavar="DIR",
+        help="run the .npy files in DIR instead: NAME.npy per input set (NAME.K.npy for "
+        "input K of a model with several inputs)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=0,
+        metavar="N",
+        help="integer outputs pass within N quantized steps (default: 0, exact)",
+    )
+    parser.add_argument(
+        "--atol", type=float, default=1e-5, help="float outputs: absolute tolerance (1e-5)"
+    )
+    parser.add_argument(
+        "--rtol", type=float, default=1e-4, help="float outputs: relative tolerance (1e-4)"
+    )
+    parser.add_argument(
+        "--min-cosine",
+        type=float,
+        default=0.9999,
+        help="float outputs: least cosine similarity per input set (default: 0.9999)",
+    )
+    parser.add_argument("--save", metavar="DIR", help="write the failing input sets here")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds to wait for each reply of the device, positive (default: 120)",
+    )
+    parser.add_argument(
+        "--port", metavar="PORT", help="serial port of a physical board (flashed first)"
+    )
+    parser.add_argument(
+        "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
+    )
+    add_json_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from aot.device.client import check_timeout
+    from aot.errors import ConfigError
+    from aot.validate import Tolerance, format_report, validate_folder
+
+    check_timeout(args.timeout, what="--timeout")
+    if args.inputs is not None and args.count is not None:
+        raise ConfigError("give either --count (random inputs) or --inputs DIR, not both")
+    tolerance = Tolerance(
+        max_steps=args.max_steps, atol=args.atol, rtol=args.rtol, min_cosine=args.min_cosine
+    )
+    report = validate_folder(
+        args.folder,
+        args.model,
+        count=100 if args.count is None else args.count,
+        seed=args.seed,
+        inputs_dir=args.inputs,
+        tolerance=tolerance,
+        save=args.save,
+        timeout=args.timeout,
+        port=args.port,
+        baud=args.baud,
+        progress=progress_printer(args.quiet),
+    )
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        print()
+    else:
+        print("\n".join(format_report(report)))
+    return 0 if report.passed else 1

@@ -1,0 +1,178 @@
+"""validate_folder: many inputs through the built model on its board and through the
+reference runtime, compared output by output."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from aot.errors import ConfigError
+from aot.library import read_metadata
+from aot.validate.compare import OutputComparison, Tolerance
+from aot.validate.inputs import Sample, folder_samples, random_samples, save_sample
+from aot.validate.reference import Reference, open_reference
+from aot.validate.report import OutputReport, SampleRef, ValidationReport
+
+MAX_COUNT = 1_000_000
+
+
+class RunOutputs(Protocol):
+    outputs: list[np.ndarray]
+
+
+class Session(Protocol):
+    """An open device session: what ``aot.runner.open_session`` yields (a DeviceClient), or
+    anything with the same ``run`` (a board reached through a tracker). ``run`` is called
+    once per input set, all in this one session."""
+
+    def run(self, inputs: list[np.ndarray], timeout: float | None = None) -> RunOutputs: ...
+
+
+def validate_folder(
+    folder: str | Path,
+    model: str | Path,
+    count: int = 100,
+    seed: int = 0,
+    inputs_dir: str | Path | None = None,
+    session: Session | None = None,
+    *,
+    tolerance: Tolerance | None = None,
+    save: str | Path | None = None,
+    timeout: float = 120.0,
+    port: str | None = None,
+    baud: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    progress_every: float = 2.0,
+) -> ValidationReport:
+    """Run ``count`` seeded random input sets (or every set in ``inputs_dir``) on the
+    folder's board and through ``model`` in its reference runtime; compare each output.
+
+    ``session``: an open device session to use; without one, the folder's own board is
+    started (host process, QEMU) or flashed (``port``/``baud``) once for all inputs.
+    ``save``: a folder to write the failing input sets to. ``progress`` gets a line at the
+    start and then at most every ``progress_every`` seconds. A reference whose inputs or
+    outputs differ in number, dtype or shape from the built model's is a ConfigError; one
+    that only computes different values gives a report that did not pass."""
+    folder = Path(folder)
+    tolerance = tolerance or Tolerance()
+    metadata = read_metadata(folder)
+    reference = open_reference(model)
+    check_signature(metadata, reference, Path(model))
+    specs = metadata["inputs"]
+    if inputs_dir is not None:
+        samples: Iterable[Sample] = folder_samples(inputs_dir, specs)
+        count = len(samples)  # type: ignore[arg-type]
+        seed_used: int | None = None
+    else:
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+            raise ConfigError(f"--count must be a whole number from 1 to {MAX_COUNT}, got {count}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError(f"--seed must be a whole number >= 0, got {seed}")
+        samples = random_samples(specs, count, seed)
+        seed_used = seed
+    comparisons = [OutputComparison(spec, tolerance) for spec in metadata["outputs"]]
+    refs: dict[int, SampleRef] = {}
+    saved: list[str] = []
+    samples_passed = 0
+    say = progress or (lambda _message: None)
+    say(f"validating {count} input set(s) on {metadata['board']} against {reference.runtime}")
+    last = time.monotonic()
+    with _session(folder, session, timeout, port, baud) as device:
+        for done, sample in enumerate(samples, start=1):
+            got = device.run(sample.arrays, timeout=timeout).outputs
+            expected = reference.run(sample.arrays)
+            results = [
+                c.add(sample.index, g, e)
+                for c, g, e in zip(comparisons, got, expected, strict=True)
+            ]
+            ok = all(results)
+            samples_passed += ok
+            if any(sample.index in (c.first_mismatch, c.first_failure) for c in comparisons):
+                refs.setdefault(sample.index, SampleRef(sample.index, sample.seed, sample.files))
+            if not ok and save is not None:
+                saved += save_sample(Path(save), sample)
+            if done < count and time.monotonic() - last >= progress_every:
+                last = time.monotonic()
+                say(f"{done}/{count} input sets, {done - samples_passed} outside the tolerance")
+    return ValidationReport(
+        folder=str(folder),
+        model=str(model),
+        model_name=metadata["model"]["name"],
+        board=metadata["board"],
+        reference=reference.runtime,
+        same_model_as_build=_same_source(metadata, Path(model)),
+        inputs="random" if inputs_dir is None else str(inputs_dir),
+        seed=seed_used,
+        samples=count,
+        samples_passed=samples_passed,
+        tolerance=tolerance.to_json(),
+        outputs=tuple(_output_report(c, refs) for c in comparisons),
+        saved=tuple(saved),
+    )
+
+
+@contextlib.contextmanager
+def _session(
+    folder: Path, session: Session | None, timeout: float, port: str | None, baud: int | None
+) -> Iterator[Session]:
+    if session is not None:
+        yield session
+        return
+    from aot.runner import open_session
+
+    with open_session(folder, timeout, port, baud) as client:
+        yield client
+
+
+def check_signature(metadata: dict[str, Any], reference: Reference, model: Path) -> None:
+    """The reference must take and give what the built model does, in number, dtype and
+    shape; otherwise it is the wrong model, said in one line."""
+    for kind, built, declared in (
+        ("input", metadata["inputs"], reference.inputs),
+        ("output", metadata["outputs"], reference.outputs),
+    ):
+        if len(built) != len(declared):
+            raise ConfigError(
+                f"reference {model} has {len(declared)} {kind}(s), the model in the folder "
+                f"{len(built)}; give the model the folder was built from"
+            )
+        for index, (spec, sig) in enumerate(zip(built, declared, strict=True)):
+            if not sig.fits(spec["dtype"], spec["shape"]):
+                raise ConfigError(
+                    f"reference {model}: {kind} {index} '{sig.name}' is {sig.describe()}, "
+                    f"the built model's '{spec['name']}' is {spec['dtype']}{list(spec['shape'])}"
+                    "; give the model the folder was built from"
+                )
+
+
+def _same_source(metadata: dict[str, Any], model: Path) -> bool | None:
+    recorded = metadata["model"].get("source_sha256")
+    if not recorded:
+        return None
+    return hashlib.sha256(model.read_bytes()).hexdigest() == recorded
+
+
+def _output_report(c: OutputComparison, refs: dict[int, SampleRef]) -> OutputReport:
+    spec = c.spec
+    return OutputReport(
+        name=spec["name"],
+        dtype=spec["dtype"],
+        shape=tuple(spec["shape"]),
+        quantized=bool((spec.get("quantization") or {}).get("scale")),
+        samples=c.samples,
+        exact=c.exact,
+        passed=c.passed,
+        max_abs_error=c.max_abs_error,
+        max_abs_error_real=c.max_abs_error_real,
+        mean_abs_error=c.mean_abs_error,
+        rmse=c.rmse,
+        min_cosine=c.min_cosine,
+        first_mismatch=None if c.first_mismatch is None else refs[c.first_mismatch],
+        first_failure=None if c.first_failure is None else refs[c.first_failure],
+    )

@@ -1,0 +1,230 @@
+"""Reference runtimes: what the generated C is checked against, loaded once for many inputs.
+
+TFLite models run in LiteRT with the *reference* kernels (``BUILTIN_REF``), not the
+optimised ones: the reference kernels define the integer arithmetic the generated C is
+bit-exact against. ONNX models run in onnxruntime on the CPU with graph optimisations off,
+so each node computes exactly what the ONNX specification says (no fusions).
+
+The runtimes are optional (``pip install aot[validate]``) and imported only when a model
+is opened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import metadata as package_metadata
+from pathlib import Path
+
+import numpy as np
+
+from aot.errors import ConfigError, ModelError, ToolchainError
+
+ModelSource = bytes | bytearray | str | os.PathLike[str]
+
+# onnxruntime names element types as strings; the ones a model library can carry.
+ONNX_TYPES = {
+    "tensor(float)": "float32",
+    "tensor(double)": "float64",
+    "tensor(float16)": "float16",
+    "tensor(int8)": "int8",
+    "tensor(uint8)": "uint8",
+    "tensor(int16)": "int16",
+    "tensor(uint16)": "uint16",
+    "tensor(int32)": "int32",
+    "tensor(uint32)": "uint32",
+    "tensor(int64)": "int64",
+    "tensor(bool)": "bool",
+}
+
+
+@dataclass(frozen=True)
+class TensorSignature:
+    """One input or output as the reference runtime declares it; ``None`` in ``shape`` is
+    a dimension the model leaves open (any size fits)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int | None, ...]
+
+    def describe(self) -> str:
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.dtype}[{dims}]"
+
+    def fits(self, dtype: str, shape: Sequence[int]) -> bool:
+        return (
+            np.dtype(dtype).name == self.dtype
+            and len(shape) == len(self.shape)
+            and all(d is None or d == s for d, s in zip(self.shape, shape, strict=True))
+        )
+
+
+class Reference:
+    """A model loaded in its reference runtime; :meth:`run` may be called many times."""
+
+    runtime = ""  # e.g. "LiteRT 2.3.0 reference kernels (BUILTIN_REF)"
+    inputs: tuple[TensorSignature, ...] = ()
+    outputs: tuple[TensorSignature, ...] = ()
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        raise NotImplementedError
+
+    def _check_count(self, inputs: Sequence[np.ndarray]) -> None:
+        if len(inputs) != len(self.inputs):
+            raise ConfigError(
+                f"{self.source}: the model takes {len(self.inputs)} inputs, got {len(inputs)}"
+            )
+
+
+class TFLiteReference(Reference):
+    """LiteRT's interpreter with the reference op resolver, one thread."""
+
+    def __init__(self, model: ModelSource) -> None:
+        super().__init__(_describe(model))
+        try:
+            from ai_edge_litert.interpreter import Interpreter, OpResolverType
+        except ImportError as exc:
+            raise ToolchainError(
+                "the TFLite reference runtime ai-edge-litert is not installed; install it "
+                "with `pip install ai-edge-litert==2.3.0` (or `pip install aot[validate]`)"
+            ) from exc
+        self.runtime = f"LiteRT {_version('ai-edge-litert')} reference kernels (BUILTIN_REF)"
+        where = (
+            {"model_content": bytes(model)}
+            if isinstance(model, bytes | bytearray)
+            else {"model_path": os.fspath(model)}
+        )
+        try:
+            self.interpreter = Interpreter(
+                **where,
+                experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                num_threads=1,
+            )
+            self.interpreter.allocate_tensors()
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"{self.source}: LiteRT cannot load the model: {exc}") from exc
+        self._input_details = self.interpreter.get_input_details()
+        self._output_details = self.interpreter.get_output_details()
+        self.inputs = tuple(_tflite_signature(d) for d in self._input_details)
+        self.outputs = tuple(_tflite_signature(d) for d in self._output_details)
+        self._shapes = [tuple(int(x) for x in d["shape"]) for d in self._input_details]
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Outputs in model order for ``inputs`` in model order; a dimension the model
+        declares dynamic (-1 in its shape signature) takes any size."""
+        self._check_count(inputs)
+        arrays = [np.asarray(value) for value in inputs]
+        resized = False
+        for index, (detail, spec, array) in enumerate(
+            zip(self._input_details, self.inputs, arrays, strict=True)
+        ):
+            if not spec.fits(array.dtype.name, array.shape):
+                raise ConfigError(
+                    f"{self.source}: input {detail['name']!r} expects {spec.describe()}, got "
+                    f"{array.dtype.name}{list(array.shape)}"
+                )
+            if array.shape != self._shapes[index]:
+                self.interpreter.resize_tensor_input(detail["index"], list(array.shape))
+                self._shapes[index] = array.shape
+                resized = True
+        if resized:
+            self.interpreter.allocate_tensors()
+        for detail, array in zip(self._input_details, arrays, strict=True):
+            self.interpreter.set_tensor(detail["index"], array)
+        try:
+            self.interpreter.invoke()
+        except RuntimeError as exc:
+            raise ModelError(f"{self.source}: LiteRT failed to run the model: {exc}") from exc
+        # Copies: the interpreter reuses its tensor memory on the next invoke.
+        return [np.array(self.interpreter.get_tensor(d["index"])) for d in self._output_details]
+
+
+class OnnxReference(Reference):
+    """onnxruntime on the CPU, graph optimisations off, one thread."""
+
+    def __init__(self, model: ModelSource) -> None:
+        super().__init__(_describe(model))
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise ToolchainError(
+                "the ONNX reference runtime onnxruntime is not installed; install it with "
+                "`pip install onnxruntime` (or `pip install aot[validate]`)"
+            ) from exc
+        self.runtime = f"onnxruntime {ort.__version__} (CPU, no graph optimisation)"
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        payload = bytes(model) if isinstance(model, bytes | bytearray) else os.fspath(model)
+        try:
+            self.session = ort.InferenceSession(
+                payload, sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own unexported exception types
+            raise ModelError(f"{self.source}: onnxruntime cannot load the model: {exc}") from exc
+        self._names = [d.name for d in self.session.get_inputs()]
+        self.inputs = tuple(_onnx_signature(d) for d in self.session.get_inputs())
+        self.outputs = tuple(_onnx_signature(d) for d in self.session.get_outputs())
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        self._check_count(inputs)
+        feed = {name: np.asarray(v) for name, v in zip(self._names, inputs, strict=True)}
+        try:
+            outputs = self.session.run(None, feed)
+        except Exception as exc:
+            raise ConfigError(
+                f"{self.source}: onnxruntime rejected the inputs or failed: {exc}"
+            ) from exc
+        return [np.asarray(o) for o in outputs]
+
+
+def open_reference(model: str | Path) -> Reference:
+    """The reference runtime for a model file, chosen by its content (TFLite's flatbuffer
+    identifier ``TFL3``), else by its suffix (.onnx)."""
+    path = Path(model)
+    if path.is_dir():
+        raise ConfigError(f"reference model {path} is a directory; give a .tflite or .onnx file")
+    try:
+        with path.open("rb") as f:
+            head = f.read(8)
+    except FileNotFoundError:
+        raise ConfigError(f"reference model {path} does not exist") from None
+    except OSError as err:
+        raise ConfigError(f"cannot open reference model {path}: {err.strerror}") from None
+    if head[4:8] == b"TFL3":
+        return TFLiteReference(path)
+    if path.suffix.lower() == ".onnx":
+        return OnnxReference(path)
+    raise ModelError(
+        f"reference model {path} is neither a TFLite flatbuffer nor an .onnx file; give the "
+        "model the folder was built from"
+    )
+
+
+def _tflite_signature(detail: dict) -> TensorSignature:
+    shape = detail.get("shape_signature", detail["shape"])
+    dims = tuple(None if int(d) < 0 else int(d) for d in shape)
+    return TensorSignature(str(detail["name"]), np.dtype(detail["dtype"]).name, dims)
+
+
+def _onnx_signature(arg) -> TensorSignature:  # type: ignore[no-untyped-def]
+    dims = tuple(d if isinstance(d, int) and d >= 0 else None for d in arg.shape)
+    return TensorSignature(arg.name, ONNX_TYPES.get(arg.type, arg.type), dims)
+
+
+def _describe(model: ModelSource) -> str:
+    if isinstance(model, bytes | bytearray):
+        return f"<model of {len(model)} bytes>"
+    return os.fspath(model)
+
+
+def _version(package: str) -> str:
+    try:
+        return package_metadata.version(package)
+    except package_metadata.PackageNotFoundError:
+        return "(unknown version)"

@@ -1,0 +1,163 @@
+"""The validation report: per output the match counts and errors, as JSON and as a table."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aot.errors import ConfigError
+
+REPORT_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SampleRef:
+    """Which input set something happened on, so it can be run again alone."""
+
+    index: int
+    seed: int | None = None
+    files: tuple[str, ...] = ()
+
+    def describe(self, folder: str) -> str:
+        if self.seed is not None:
+            return f"input {self.index} (aot run {folder} --fill random --seed {self.seed})"
+        shown = " ".join(f"-i {f}" for f in self.files)
+        return f"input {self.index} (aot run {folder} {shown})"
+
+
+@dataclass(frozen=True)
+class OutputReport:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    quantized: bool
+    samples: int
+    exact: int  # input sets whose output equals the reference bit for bit
+    passed: int  # ... within the tolerance (== exact for integer outputs by default)
+    max_abs_error: float  # quantized steps for integer outputs
+    max_abs_error_real: float | None = None  # dequantized (quantized outputs)
+    mean_abs_error: float | None = None  # float outputs
+    rmse: float | None = None  # float outputs
+    min_cosine: float | None = None  # float outputs: the worst input set's
+    first_mismatch: SampleRef | None = None  # first input set that is not exact
+    first_failure: SampleRef | None = None  # first one outside the tolerance
+
+    @property
+    def ok(self) -> bool:
+        return self.passed == self.samples
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    folder: str
+    model: str  # the reference model file
+    model_name: str  # the model library's name
+    board: str
+    reference: str  # the runtime, e.g. "LiteRT 2.3.0 reference kernels (BUILTIN_REF)"
+    same_model_as_build: bool | None  # the reference file's sha256 equals the built one's
+    inputs: str  # "random" or the inputs folder
+    seed: int | None
+    samples: int
+    samples_passed: int
+    tolerance: dict[str, Any]
+    outputs: tuple[OutputReport, ...]
+    saved: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return self.samples > 0 and self.samples_passed == self.samples
+
+    def to_json(self) -> dict[str, Any]:
+        document = asdict(self)
+        document["schema_version"] = REPORT_SCHEMA_VERSION
+        document["passed"] = self.passed
+        return document
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> ValidationReport:
+        version = document.get("schema_version")
+        if version != REPORT_SCHEMA_VERSION:
+            raise ConfigError(
+                f"validation report has schema version {version}; this aot reads version "
+                f"{REPORT_SCHEMA_VERSION}"
+            )
+        fields = {k: v for k, v in document.items() if k not in ("schema_version", "passed")}
+        fields["outputs"] = tuple(_output_from_json(o) for o in fields["outputs"])
+        fields["saved"] = tuple(fields.get("saved", ()))
+        return cls(**fields)
+
+
+def _sample_from_json(value: dict[str, Any] | None) -> SampleRef | None:
+    if value is None:
+        return None
+    return SampleRef(value["index"], value.get("seed"), tuple(value.get("files", ())))
+
+
+def _output_from_json(value: dict[str, Any]) -> OutputReport:
+    fields = dict(value)
+    fields["shape"] = tuple(fields["shape"])
+    fields["first_mismatch"] = _sample_from_json(fields.get("first_mismatch"))
+    fields["first_failure"] = _sample_from_json(fields.get("first_failure"))
+    return OutputReport(**fields)
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def format_report(report: ValidationReport) -> list[str]:
+    """The human report: a header, one table row per output, the verdict."""
+    where = "random inputs" if report.inputs == "random" else f"inputs from {report.inputs}"
+    seed = f", seed {report.seed}" if report.seed is not None else ""
+    lines = [
+        f"model '{report.model_name}' on {report.board}: {report.samples} {where}{seed}",
+        f"reference {report.model} in {report.reference}",
+    ]
+    if report.same_model_as_build is False:
+        lines.append(f"note: {report.model} is not the model {report.folder} was built from")
+    header = ("output", "type", "exact", "passed", "max abs err", "mean abs", "rmse", "cosine")
+    rows = [header]
+    for out in report.outputs:
+        n = out.samples
+        if out.dtype.startswith(("int", "uint")):
+            steps = int(out.max_abs_error)
+            error = f"{steps} step{'s' if steps != 1 else ''}"
+            if out.max_abs_error_real is not None:
+                error += f" ({_number(float(out.max_abs_error_real))})"
+        else:
+            error = _number(out.max_abs_error)
+        rows.append(
+            (
+                out.name,
+                f"{out.dtype}{list(out.shape)}",
+                f"{out.exact}/{n}",
+                f"{out.passed}/{n}",
+                error,
+                _number(out.mean_abs_error),
+                _number(out.rmse),
+                "-" if out.min_cosine is None else f"{out.min_cosine:.6f}",
+            )
+        )
+    widths = [max(len(str(row[c])) for row in rows) for c in range(len(header))]
+    for row in rows:
+        lines.append("  " + "  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip())
+    tol = report.tolerance
+    lines.append(
+        f"pass rule: integer outputs within {tol['max_steps']} step(s); float outputs within "
+        f"atol {tol['atol']:g} + rtol {tol['rtol']:g} and cosine >= {tol['min_cosine']:g}"
+    )
+    for out in report.outputs:
+        if out.first_failure is not None:
+            lines.append(
+                f"first failure of '{out.name}': {out.first_failure.describe(report.folder)}"
+            )
+    for path in report.saved:
+        lines.append(f"saved {path}")
+    failed = report.samples - report.samples_passed
+    if report.passed:
+        lines.append(f"PASS: {report.samples_passed}/{report.samples} input sets")
+    else:
+        lines.append(f"FAIL: {failed} of {report.samples} input sets outside the tolerance")
+    return lines
