@@ -42,14 +42,14 @@ ONNX_TYPES = {
 @dataclass(frozen=True)
 class TensorSignature:
     """One input or output as the reference runtime declares it; ``None`` in ``shape`` is
-    a dimension the model leaves open (any size fits)."""
+    a dimension the model leaves open (any size fits), shown as -1 as TFLite does."""
 
     name: str
     dtype: str
     shape: tuple[int | None, ...]
 
     def describe(self) -> str:
-        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        dims = ", ".join("-1" if d is None else str(d) for d in self.shape)
         return f"{self.dtype}[{dims}]"
 
     def fits(self, dtype: str, shape: Sequence[int]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aot.errors import ConfigError
@@ -131,7 +132,7 @@ def format_report(report: ValidationReport) -> list[str]:
         rows.append(
             (
                 out.name,
-                f"{out.dtype}{list(out.shape)}",
+                f"{out.dtype}[{'x'.join(map(str, out.shape))}]",
                 f"{out.exact}/{n}",
                 f"{out.passed}/{n}",
                 error,
@@ -153,8 +154,11 @@ def format_report(report: ValidationReport) -> list[str]:
             lines.append(
                 f"first failure of '{out.name}': {out.first_failure.describe(report.folder)}"
             )
-    for path in report.saved:
-        lines.append(f"saved {path}")
+    if report.saved:
+        where = sorted({str(Path(path).parent) for path in report.saved})
+        lines.append(
+            f"saved {len(report.saved)} .npy file(s) of failing inputs in {', '.join(where)}"
+        )
     failed = report.samples - report.samples_passed
     if report.passed:
         lines.append(f"PASS: {report.samples_passed}/{report.samples} input sets")
