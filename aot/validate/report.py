@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,11 @@ class ValidationReport:
 
     def to_json(self) -> dict[str, Any]:
         document = asdict(self)
+        for out in document["outputs"]:
+            # JSON has no infinity: a NaN or inf where the reference has a number is null.
+            for key in ("max_abs_error", "mean_abs_error", "rmse"):
+                if out[key] is not None and not math.isfinite(out[key]):
+                    out[key] = None
         document["schema_version"] = REPORT_SCHEMA_VERSION
         document["passed"] = self.passed
         return document
@@ -97,6 +103,8 @@ def _sample_from_json(value: dict[str, Any] | None) -> SampleRef | None:
 def _output_from_json(value: dict[str, Any]) -> OutputReport:
     fields = dict(value)
     fields["shape"] = tuple(fields["shape"])
+    if fields["max_abs_error"] is None:
+        fields["max_abs_error"] = math.inf
     fields["first_mismatch"] = _sample_from_json(fields.get("first_mismatch"))
     fields["first_failure"] = _sample_from_json(fields.get("first_failure"))
     return OutputReport(**fields)
