@@ -232,3 +232,20 @@ def test_option_errors_are_one_line(argv: list[str], message: str, capsys) -> No
     assert main(["validate", "out", "m.tflite", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {message}") and err.count("\n") == 1
+
+
+def test_validate_is_the_last_stage() -> None:
+    """No stage imports aot.validate (only the CLI and the test helpers do), and it
+    imports no CLI module: data flows one way."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "aot"
+    for path in root.rglob("*.py"):
+        part = path.relative_to(root).parts[0]
+        tree = ast.parse(path.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        if part not in ("validate", "cli", "testing"):
+            assert not any(n.startswith("aot.validate") for n in names), path
+        if part == "validate":
+            assert not any(n.startswith("aot.cli") for n in names), path
