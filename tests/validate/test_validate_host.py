@@ -141,6 +141,7 @@ def test_session_is_passed_in(int8_folder: Path) -> None:
         report = validate_folder(int8_folder, EXAMPLE_INT8, count=7, seed=3, session=client)
         assert client.info is not None  # the given session did the work
         again = validate_folder(int8_folder, EXAMPLE_INT8, count=3, seed=3, session=client)
+        assert client.stats().runs == 10  # every set ran in this one session
     assert report.passed and report.samples == 7 and again.passed
     assert ValidationReport.from_json(json.loads(json.dumps(report.to_json()))) == report
 
@@ -160,3 +161,19 @@ def test_float_inputs_folder(onnx_folder: Path, onnx_model: Path, tmp_path: Path
         np.save(samples / f"{name}.npy", rng.standard_normal((1, 2, 6, 6)).astype(np.float32))
     report = validate_folder(onnx_folder, onnx_model, inputs_dir=samples)
     assert report.passed and report.samples == 2 and report.seed is None
+
+
+def test_one_device_session_for_all_inputs(int8_folder: Path, monkeypatch) -> None:
+    """Without a session, the board is started once (the real connect, counted)."""
+    import aot.runner
+
+    starts = []
+    real_connect = aot.runner.connect
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        starts.append(args[0])
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(aot.runner, "connect", counted)
+    report = validate_folder(int8_folder, EXAMPLE_INT8, count=25)
+    assert report.passed and report.samples == 25 and starts == [int8_folder]
