@@ -66,8 +66,9 @@ def validate_folder(
     check_signature(metadata, reference, Path(model))
     specs = metadata["inputs"]
     if inputs_dir is not None:
-        samples: Iterable[Sample] = folder_samples(inputs_dir, specs)
-        count = len(samples)  # type: ignore[arg-type]
+        listed = folder_samples(inputs_dir, specs)
+        samples: Iterable[Sample] = listed
+        count = len(listed)
         seed_used: int | None = None
     else:
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
