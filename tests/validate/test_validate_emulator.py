@@ -2,9 +2,9 @@
 Cortex-M4F), 100 random input sets each in one QEMU session, 100/100 exact against
 LiteRT's reference kernels; a wrong reference fails.
 
-Measured on the shared 2-core CI machine (QEMU time of 100 inputs, under load): ad01 ~9 s,
-kws ~9-20 s, resnet ~50-90 s, vww ~175-225 s (with the build). So ad01 and kws run by default in this tier and
-resnet and vww are marked slow.
+Measured on the shared 2-core CI machine (100 inputs with the build, under load): ad01
+~9-14 s, kws ~9-20 s, resnet ~50-90 s, vww ~175-225 s. So ad01 and kws run by default in
+this tier and resnet and vww are marked slow.
 """
 
 from __future__ import annotations
