@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from aot.errors import ModelError, UnsupportedError
 from aot.frontend.model import Quantization, TensorSpec
+from aot.frontend.validate import validate
 
 TFLITE_IDENTIFIER = b"TFL3"
 
@@ -51,16 +50,16 @@ def builtin_operator_names() -> dict[int, str]:
 
 def _tensor_spec(model: object, subgraph: object, index: int, path: str) -> TensorSpec:
     tensor = subgraph.Tensors(index)
-    name = tensor.Name().decode("utf-8", "replace")
+    # Names are optional: TFLite's strip_strings tool (used for TFLite Micro's examples)
+    # removes them.
+    name = (tensor.Name() or b"").decode("utf-8", "replace") or f"tensor_{index}"
     shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
-    if any(d < 0 for d in shape):
-        raise UnsupportedError(
-            f"{path}: tensor '{name}' has a dynamic shape {list(shape)}; aot compiles static "
-            "shapes only: export the model with a fixed input shape"
-        )
     dtype = TFLITE_DTYPES.get(tensor.Type())
     if dtype is None:
-        raise UnsupportedError(f"{path}: tensor '{name}' has TFLite type {tensor.Type()}")
+        raise UnsupportedError(
+            f"{path}: tensor '{name}' has TFLite type {tensor.Type()}, which aot does not "
+            "support yet; see docs/operators.md"
+        )
     quantization = None
     q = tensor.Quantization()
     if q is not None and q.ScaleLength() > 0:
@@ -72,49 +71,27 @@ def _tensor_spec(model: object, subgraph: object, index: int, path: str) -> Tens
 
 
 def read_tflite(path: str | Path) -> TFLiteFile:
-    """Parse and fully walk a .tflite file so truncation shows up here, not deep in TVM."""
+    """Read a .tflite file after the validation pass (aot.frontend.validate) checked it."""
     path = str(path)
     data = Path(path).read_bytes()
     if not is_tflite(data):
         raise ModelError(f"{path} is not a TFLite model (no 'TFL3' file identifier)")
     import tflite
 
+    # The accessors below only follow what validate() checked, on its padded copy.
+    checked = validate(data, path)
     builtin_names = builtin_operator_names()
-    try:
-        model = tflite.Model.GetRootAsModel(data, 0)
-        if model.SubgraphsLength() < 1:
-            raise ModelError(f"{path}: the model has no subgraph")
-        subgraph = model.Subgraphs(0)
-        operators: list[str] = []
-        for op_index in range(subgraph.OperatorsLength()):
-            op = subgraph.Operators(op_index)
-            code = model.OperatorCodes(op.OpcodeIndex())
-            builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-            name = builtin_names.get(builtin, f"BUILTIN_{builtin}")
-            if name == "CUSTOM":
-                name = "CUSTOM:" + (code.CustomCode() or b"?").decode("utf-8", "replace")
-            op.InputsAsNumpy()
-            op.OutputsAsNumpy()
-            operators.append(name)
-        for tensor_index in range(subgraph.TensorsLength()):
-            tensor = subgraph.Tensors(tensor_index)
-            tensor.ShapeAsNumpy()
-            buffer = model.Buffers(tensor.Buffer())
-            if buffer is not None and buffer.DataLength():
-                # Touch the last byte: a truncated file fails here.
-                buffer_data = buffer.DataAsNumpy()
-                _ = int(np.asarray(buffer_data)[-1])
-        inputs = tuple(
-            _tensor_spec(model, subgraph, int(i), path) for i in subgraph.InputsAsNumpy()
-        )
-        outputs = tuple(
-            _tensor_spec(model, subgraph, int(i), path) for i in subgraph.OutputsAsNumpy()
-        )
-    except (ModelError, UnsupportedError):
-        raise
-    except Exception as err:  # the flatbuffer reader raises anything on bad offsets
-        raise ModelError(
-            f"{path} is a truncated or corrupt TFLite file ({type(err).__name__}: {err}); "
-            "re-export it"
-        ) from err
-    return TFLiteFile(path, data, model, tuple(operators), inputs, outputs)
+    model = tflite.Model.GetRootAsModel(checked.padded, 0)
+    subgraph = model.Subgraphs(0)
+    operators: list[str] = []
+    for op_index in range(subgraph.OperatorsLength()):
+        op = subgraph.Operators(op_index)
+        code = model.OperatorCodes(op.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        name = builtin_names.get(builtin, f"BUILTIN_{builtin}")
+        if name == "CUSTOM":
+            name = "CUSTOM:" + (code.CustomCode() or b"?").decode("utf-8", "replace")
+        operators.append(name)
+    inputs = tuple(_tensor_spec(model, subgraph, int(i), path) for i in subgraph.InputsAsNumpy())
+    outputs = tuple(_tensor_spec(model, subgraph, int(i), path) for i in subgraph.OutputsAsNumpy())
+    return TFLiteFile(path, checked.padded, model, tuple(operators), inputs, outputs)

@@ -32,6 +32,7 @@ import numpy as np
 from aot.errors import ConfigError, ModelError, UnsupportedError
 from aot.frontend.model import ImportedModel, Quantization, SourceOperator, TensorSpec
 from aot.frontend.tflite_file import TFLITE_DTYPES
+from aot.frontend.validate import DAMAGED, validate
 from aot.ops import fixedpoint as fp
 
 FRONTEND_NAME = "aot-tflite-int8"
@@ -141,16 +142,15 @@ def _required_options(imp: _Importer, op: Any, table: str) -> Any:
 
 class _Importer:
     def __init__(self, data: bytes, source: str, rounding: str = "litert") -> None:
-        self.data = data
         self.source = source
         self.rounding = rounding
-        try:
-            if len(data) < 8 or data[4:8] != b"TFL3":
-                raise ValueError("no TFL3 file identifier")
-            self.model = _fb("Model").GetRootAs(data, 0)
-            self.subgraph_count = self.model.SubgraphsLength()
-        except Exception as exc:
-            raise ModelError(f"{source}: not a TFLite flatbuffer ({exc})") from exc
+        if len(data) < 8 or data[4:8] != b"TFL3":
+            raise ModelError(f"{source} is not a TFLite model (no 'TFL3' file identifier)")
+        # Everything read below was checked by the validation pass (indices, lengths,
+        # shapes, quantization); the accessors read the padded copy it returns.
+        self.data = validate(data, source).padded
+        self.model = _fb("Model").GetRootAs(self.data, 0)
+        self.subgraph_count = self.model.SubgraphsLength()
         if self.subgraph_count != 1:
             raise UnsupportedError(
                 f"{source}: the model has {self.subgraph_count} subgraphs; the int8 importer "
@@ -230,9 +230,12 @@ class _Importer:
         inputs = [self.tensors[int(i)] for i in graph.InputsAsNumpy()]
         if output_tensors is None:
             output_tensors = [int(i) for i in graph.OutputsAsNumpy()]
+        for i in output_tensors:
+            if not 0 <= int(i) < len(self.tensors):
+                raise ConfigError(
+                    f"output tensor {i} does not exist; the model has {len(self.tensors)} tensors"
+                )
         outputs = [self.tensors[int(i)] for i in output_tensors]
-        codes = self.model.OperatorCodes
-        names = _builtin_names()
 
         bb = relax.BlockBuilder()
         params = []
@@ -245,6 +248,35 @@ class _Importer:
 
         operators: list[str] = []
         sources: list[SourceOperator] = []
+        try:
+            self._convert(bb, params, outputs, operators, sources)
+        except BaseException:
+            _close_function_scope(bb)
+            raise
+        return ImportedModel(
+            relax_module=bb.get(),
+            inputs=tuple(i.spec() for i in inputs),
+            outputs=tuple(o.spec() for o in outputs),
+            source_path=self.source,
+            source_format="tflite",
+            frontend=FRONTEND_NAME,
+            operators=tuple(operators),
+            source_operators=tuple(sources),
+        )
+
+    def _convert(
+        self,
+        bb: Any,
+        params: list[Any],
+        outputs: list[_TensorInfo],
+        operators: list[str],
+        sources: list[SourceOperator],
+    ) -> None:
+        from tvm import relax
+
+        graph = self.graph
+        codes = self.model.OperatorCodes
+        names = _builtin_names()
         with bb.function("main", params):
             with bb.dataflow():
                 for index in range(graph.OperatorsLength()):
@@ -253,7 +285,7 @@ class _Importer:
                     builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
                     name = names.get(builtin, f"BUILTIN_{builtin}")
                     if builtin == 32:  # CUSTOM
-                        name = f"CUSTOM:{(code.CustomCode() or b'').decode()}"
+                        name = f"CUSTOM:{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
                     self.op_index, self.op_name = index, name
                     operators.append(name)
                     handler = _HANDLERS.get(name)
@@ -266,8 +298,16 @@ class _Importer:
                     mode = self.rounding
                     if mode == "litert":
                         mode = LITERT_ROUNDING.get(name, "double")
-                    with fp.rounding_mode(mode):
-                        result = handler(self, bb, op, ins, self.tensors[outs[0]])
+                    out_info = self.tensors[outs[0]]
+                    try:
+                        with fp.rounding_mode(mode):
+                            result = handler(self, bb, op, ins, out_info)
+                    except fp.MultiplierRangeError as err:
+                        raise ModelError(
+                            f"{self.source}: {DAMAGED}: operator {index} ({name}): {err}, from "
+                            f"the scales of its tensors (output {out_info.name!r} has scale "
+                            f"{out_info.s:g})"
+                        ) from None
                     self.values[outs[0]] = result
                     # The result's Relax variable name ties the lowered kernel to this op.
                     values = (result.name,) if isinstance(result, relax.Var) else ()
@@ -280,16 +320,6 @@ class _Importer:
                 out = results[0] if len(results) == 1 else relax.Tuple(results)
                 gv = bb.emit_output(out)
             bb.emit_func_output(gv)
-        return ImportedModel(
-            relax_module=bb.get(),
-            inputs=tuple(i.spec() for i in inputs),
-            outputs=tuple(o.spec() for o in outputs),
-            source_path=self.source,
-            source_format="tflite",
-            frontend=FRONTEND_NAME,
-            operators=tuple(operators),
-            source_operators=tuple(sources),
-        )
 
     # -- helpers for handlers --------------------------------------------------------
 
@@ -337,6 +367,17 @@ class _Importer:
         if len(set(values)) == 1:
             return int(values[0])
         return relax.const(np.asarray(values, dtype=dtype))
+
+
+def _close_function_scope(bb: Any) -> None:
+    """Close what an exception left open in ``bb.function``: TVM's FunctionScope does not
+    end its binding block or scope then, and the C++ destructor would later print
+    'BlockBuilder destroyed with remaining blocks!' after our error line."""
+    try:
+        bb._end_block()
+        bb.end_scope()
+    except Exception:  # nothing was left open
+        pass
 
 
 def _identifier(name: str, used: set[str]) -> str:
@@ -412,7 +453,7 @@ def _conv_requant(
         raise imp.unsupported(
             f"weights {w.name!r} have {len(scales)} scales for {channels} channels"
         )
-    pairs = [fp.quantize_multiplier(x.s * s / out.s) for s in scales]
+    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s) for s in scales]
     return _requant_args(imp, [m for m, _ in pairs], [s for _, s in pairs])
 
 
@@ -566,7 +607,7 @@ def _fully_connected(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Ten
     else:
         # GetQuantizedConvolutionMultipler: the scale product is float32, then widened.
         product = float(np.float32(x.s) * np.float32(w.s))
-        m, s = fp.quantize_multiplier(product / out.s)
+        m, s = fp.checked_quantize_multiplier(product / out.s)
         requant = {"multiplier": m, "shift": s, "packed_shift_base": None}
     if w.zp == 0:  # then sum((x - zx) * w) folds like a convolution's
         bias, folded = _bias_for(imp, ins, out_c, x.zp, (1,))
@@ -627,7 +668,7 @@ def _mul(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     _broadcast_shape(imp, a.shape, b.shape, out.shape)
     opts = _options(op, "MulOptions")
     act_min, act_max = (-128, 127) if opts is None else imp.activation(opts, out)
-    m, s = fp.quantize_multiplier(a.s * b.s / out.s)
+    m, s = fp.checked_quantize_multiplier(a.s * b.s / out.s)
     return _emit(
         bb, int8.mul, imp.value(ins[0]), imp.value(ins[1]), name="mul_int8",
         out_shape=out.shape, lhs_offset=-a.zp, rhs_offset=-b.zp, output_multiplier=m,
@@ -765,7 +806,7 @@ def _mean(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     reducer = _options(op, "ReducerOptions")
     keep_dims = bool(reducer.KeepDims()) if reducer is not None else False
     count = int(np.prod([x.shape[a] for a in axes]))
-    mult, shift = fp.quantize_multiplier(x.s / out.s)
+    mult, shift = fp.checked_quantize_multiplier(x.s / out.s)
     # reference_ops::QuantizedMeanOrSum folds 1/count into the multiplier.
     extra = min(count.bit_length() - 1, 32, 31 + shift)
     mult = int((mult << extra) // count)
@@ -791,7 +832,7 @@ def _quantize(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
             zero_point=out.zp, out_dtype=out.dtype,
         )  # fmt: skip
     imp.per_tensor(x, "input")
-    m, s = fp.quantize_multiplier(x.s / out.s)
+    m, s = fp.checked_quantize_multiplier(x.s / out.s)
     lo, hi = (-128, 127) if out.dtype == "int8" else (0, 255)
     return _emit(
         bb, int8.requantize, imp.value(ins[0]), name="requantize_int8", input_zp=x.zp,
@@ -881,10 +922,10 @@ def _hard_swish(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     imp.expect(out, ["int8"], "output")
     hires = np.float32(1.0 / 128.0) * np.float32(x.s)
     reluish_scale = np.float32(3.0) / np.float32(32768.0)
-    out_m, out_e = fp.quantize_multiplier(float(hires / np.float32(out.s)))
+    out_m, out_e = fp.checked_quantize_multiplier(float(hires / np.float32(out.s)))
     if out_e > 0:
         raise imp.unsupported("the output scale is too small relative to the input scale")
-    rel_m, rel_e = fp.quantize_multiplier(float(hires / reluish_scale))
+    rel_m, rel_e = fp.checked_quantize_multiplier(float(hires / reluish_scale))
     return _emit(
         bb, int8.hard_swish, imp.value(ins[0]), name="hard_swish_int8", input_zp=x.zp,
         output_zp=out.zp, output_multiplier=fp.downscale_multiplier_to_int16(out_m),
@@ -901,7 +942,7 @@ def _relu(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     imp.expect(x, ["int8"], "input")
     imp.expect(out, ["int8"], "output")
     # ReluPrepare divides the float32 scales in float, then widens.
-    m, s = fp.quantize_multiplier(float(np.float32(x.s) / np.float32(out.s)))
+    m, s = fp.checked_quantize_multiplier(float(np.float32(x.s) / np.float32(out.s)))
     lows = {"RELU": 0.0, "RELU6": 0.0, "RELU_N1_TO_1": -1.0}
     highs = {"RELU": None, "RELU6": 6.0, "RELU_N1_TO_1": 1.0}
     lo = max(-128, fp.quantize_f32(lows[imp.op_name], out.s, out.zp))

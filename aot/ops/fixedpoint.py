@@ -29,6 +29,16 @@ from tvm import tirx
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 
+# The kernels compute x * 2**shift in int32 before the fixed-point multiply (as TFLite's
+# MultiplyByQuantizedMultiplier does), so a left shift above 30 overflows; a real
+# multiplier of 2**30 or more means the model's scales are broken.
+MAX_LEFT_SHIFT = 30
+
+
+class MultiplierRangeError(ValueError):
+    """A real multiplier that the kernels' fixed-point arithmetic cannot represent."""
+
+
 # TFLite has two builds of MultiplyByQuantizedMultiplier: "single" rounding
 # (TFLITE_SINGLE_ROUNDING=1: one 64-bit multiply, one rounding shift) and "double"
 # rounding (gemmlowp SaturatingRoundingDoublingHighMul then RoundingDivideByPOT, the
@@ -90,25 +100,46 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     return q_fixed, shift
 
 
+def checked_quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
+    """``quantize_multiplier`` for a multiplier from a model's scales: refuses what the
+    kernels cannot compute (not finite, negative, or a left shift above MAX_LEFT_SHIFT)."""
+    if not math.isfinite(real_multiplier) or real_multiplier < 0:
+        raise MultiplierRangeError(f"the requantization multiplier is {real_multiplier:g}")
+    multiplier, shift = quantize_multiplier(real_multiplier)
+    if shift > MAX_LEFT_SHIFT:
+        raise MultiplierRangeError(
+            f"the requantization multiplier {real_multiplier:g} needs a left shift of {shift} "
+            f"(the int8 kernels support at most {MAX_LEFT_SHIFT})"
+        )
+    return multiplier, shift
+
+
 def quantize_multiplier_smaller_than_one(real_multiplier: float) -> tuple[int, int]:
     """TFLite ``QuantizeMultiplierSmallerThanOneExp`` (used by ADD): shift <= 0."""
+    if not 0.0 < real_multiplier < 1.0:
+        raise MultiplierRangeError(f"the multiplier {real_multiplier:g} is not in (0, 1)")
     multiplier, shift = quantize_multiplier(real_multiplier)
-    if not 0.0 < real_multiplier < 1.0 or shift > 0:
-        raise ValueError(f"multiplier {real_multiplier} is not in (0, 1)")
+    if shift > 0:
+        raise MultiplierRangeError(f"the multiplier {real_multiplier:g} is not in (0, 1)")
     return multiplier, shift
 
 
 def quantize_multiplier_greater_than_one(real_multiplier: float) -> tuple[int, int]:
     """TFLite ``QuantizeMultiplierGreaterThanOne`` (softmax input scaling): shift >= 0."""
-    multiplier, shift = quantize_multiplier(real_multiplier)
-    if real_multiplier <= 1.0 or shift < 0:
-        raise ValueError(f"multiplier {real_multiplier} is not > 1")
+    if not math.isfinite(real_multiplier) or real_multiplier <= 1.0:
+        raise MultiplierRangeError(f"the multiplier {real_multiplier:g} is not > 1")
+    multiplier, shift = checked_quantize_multiplier(real_multiplier)
+    if shift < 0:
+        raise MultiplierRangeError(f"the multiplier {real_multiplier:g} is not > 1")
     return multiplier, shift
 
 
 def quantize_f32(value: float, scale: float, zero_point: int) -> int:
     """``zero_point + (int)TfLiteRound(f / scale)`` with float32 division, as in TFLite."""
-    quotient = float(np.float32(value) / np.float32(scale))
+    with np.errstate(over="ignore"):
+        quotient = float(np.float32(value) / np.float32(scale))
+    # An activation bound beyond int32 saturates: every caller clamps to the type's range.
+    quotient = min(max(quotient, -(2.0**32)), 2.0**32)
     return zero_point + int(tflite_round(quotient))
 
 
