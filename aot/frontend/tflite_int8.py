@@ -453,7 +453,12 @@ def _conv_requant(
         raise imp.unsupported(
             f"weights {w.name!r} have {len(scales)} scales for {channels} channels"
         )
-    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s) for s in scales]
+    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s, allow_zero=True) for s in scales]
+    if all(m == 0 for m, _ in pairs):
+        raise fp.MultiplierRangeError(
+            f"every channel's requantization multiplier flushes to 0 (weights {w.name!r} "
+            f"scale {scales[0]:g}): every output would be the zero point"
+        )
     return _requant_args(imp, [m for m, _ in pairs], [s for _, s in pairs])
 
 

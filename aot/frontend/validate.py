@@ -499,9 +499,16 @@ class _Op:
         return opts
 
 
+# Windows, strides and dilations beyond this are no converter's output, and would overflow
+# the kernels' int32 index arithmetic.
+_MAX_WINDOW = 1 << 16
+
+
 def _positive(value: int, what: str) -> int:
     if value < 1:
         raise _Damage(f"has {what} {value}; it must be at least 1")
+    if value > _MAX_WINDOW:
+        raise _Damage(f"has {what} {value}, above the {_MAX_WINDOW} any converter writes")
     return value
 
 
@@ -520,6 +527,8 @@ def _activation(opts: Any) -> None:
 
 def _window(padding: str, size: int, filt: int, stride: int, dilation: int, axis: str) -> int:
     effective = (filt - 1) * dilation + 1
+    if effective > _MAX_WINDOW:
+        raise _Damage(f"has a dilated window of {effective} along its {axis}")
     out = (
         (size + stride - 1) // stride
         if padding == "SAME"

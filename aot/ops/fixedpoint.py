@@ -100,11 +100,23 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     return q_fixed, shift
 
 
-def checked_quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
+def checked_quantize_multiplier(
+    real_multiplier: float, allow_zero: bool = False
+) -> tuple[int, int]:
     """``quantize_multiplier`` for a multiplier from a model's scales: refuses what the
-    kernels cannot compute (not finite, negative, or a left shift above MAX_LEFT_SHIFT)."""
+    kernels cannot compute (not finite, negative, or a left shift above MAX_LEFT_SHIFT).
+
+    Unless ``allow_zero`` (one channel of several: a dead channel is real), a multiplier
+    that flushes to 0 is refused too: every output would be the zero point, whatever the
+    input, which no trained model has.
+    """
     if not math.isfinite(real_multiplier) or real_multiplier < 0:
         raise MultiplierRangeError(f"the requantization multiplier is {real_multiplier:g}")
+    if not allow_zero and 0 < real_multiplier < 2.0**-32:
+        raise MultiplierRangeError(
+            f"the requantization multiplier {real_multiplier:g} is below 2**-32 (every output "
+            "would be the zero point)"
+        )
     multiplier, shift = quantize_multiplier(real_multiplier)
     if shift > MAX_LEFT_SHIFT:
         raise MultiplierRangeError(

@@ -113,8 +113,17 @@ def _ravel(indices: Sequence[Expr], shape: Sequence[int]) -> Expr:
 def _requantize_clamp(
     acc: Expr, multiplier: Expr | int, shift: Expr | int, out_zp: int, lo: int, hi: int
 ) -> Expr:
-    scaled = multiply_by_quantized_multiplier_expr(acc, multiplier, shift) + c32(out_zp)
-    return clamp_expr(scaled, lo, hi).astype("int8")
+    scaled = multiply_by_quantized_multiplier_expr(acc, multiplier, shift)
+    return _add_zero_point_clamp(scaled, out_zp, lo, hi, "int8")
+
+
+def _add_zero_point_clamp(value: Expr, zero_point: int, lo: int, hi: int, dtype: str) -> Expr:
+    """clamp(value + zero_point) in int64: with a large multiplier (damaged scales that still
+    validate) an int32 sum could overflow, which is undefined behaviour in C. The result is
+    TFLite's wherever TFLite's own int32 arithmetic is defined."""
+    wide = value.astype("int64") + tirx.const(int(zero_point), "int64")
+    low, high = tirx.const(int(lo), "int64"), tirx.const(int(hi), "int64")
+    return tirx.max(tirx.min(wide, high), low).astype(dtype)
 
 
 # -- convolutions and fully connected ----------------------------------------------------
@@ -541,7 +550,7 @@ def requantize(
     def body(*idx: Expr) -> Expr:
         value = data[idx].astype("int32") - c32(input_zp)
         out = multiply_by_quantized_multiplier_expr(value, output_multiplier, output_shift)
-        return clamp_expr(out + c32(output_zp), act_min, act_max).astype(out_dtype)
+        return _add_zero_point_clamp(out, output_zp, act_min, act_max, out_dtype)
 
     return te.compute(data.shape, body, name="requantize", tag=ELEMWISE)
 

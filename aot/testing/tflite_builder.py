@@ -367,8 +367,9 @@ class TFLiteModelBuilder:
 
     # -- serialisation --------------------------------------------------------------
 
-    def build(self) -> bytes:
-        """Serialise the model to TFLite flatbuffer bytes."""
+    def build(self, strip_strings: bool = False) -> bytes:
+        """Serialise the model to TFLite flatbuffer bytes; ``strip_strings`` leaves out the
+        tensor and subgraph names and the description, as TFLite's strip_strings tool does."""
         if not self._outputs:
             raise ValueError("the model has no outputs; call mark_output()")
         fbb = flatbuffers.Builder(1024)
@@ -377,7 +378,9 @@ class TFLiteModelBuilder:
         # empty unless the tensor is a constant (as the converter does).
         buffers = [self._write_buffer(fbb, None)]
         buffers += [self._write_buffer(fbb, t.data) for t in self._tensors]
-        tensors = [self._write_tensor(fbb, t, i + 1) for i, t in enumerate(self._tensors)]
+        tensors = [
+            self._write_tensor(fbb, t, i + 1, strip_strings) for i, t in enumerate(self._tensors)
+        ]
 
         codes: list[tuple[str, int]] = []
         for op in self._operators:
@@ -393,24 +396,26 @@ class TFLiteModelBuilder:
         sg_inputs = _int32_vector(fbb, self._inputs)
         sg_outputs = _int32_vector(fbb, self._outputs)
         sg_operators = _offset_vector(fbb, _fb_subgraph.SubGraphStartOperatorsVector, operators)
-        sg_name = fbb.CreateString("main")
+        sg_name = None if strip_strings else fbb.CreateString("main")
         _fb_subgraph.SubGraphStart(fbb)
         _fb_subgraph.SubGraphAddTensors(fbb, sg_tensors)
         _fb_subgraph.SubGraphAddInputs(fbb, sg_inputs)
         _fb_subgraph.SubGraphAddOutputs(fbb, sg_outputs)
         _fb_subgraph.SubGraphAddOperators(fbb, sg_operators)
-        _fb_subgraph.SubGraphAddName(fbb, sg_name)
+        if sg_name is not None:
+            _fb_subgraph.SubGraphAddName(fbb, sg_name)
         subgraph = _fb_subgraph.SubGraphEnd(fbb)
 
         m_codes = _offset_vector(fbb, _fb_model.ModelStartOperatorCodesVector, operator_codes)
         m_subgraphs = _offset_vector(fbb, _fb_model.ModelStartSubgraphsVector, [subgraph])
-        m_description = fbb.CreateString(self._description)
+        m_description = None if strip_strings else fbb.CreateString(self._description)
         m_buffers = _offset_vector(fbb, _fb_model.ModelStartBuffersVector, buffers)
         _fb_model.ModelStart(fbb)
         _fb_model.ModelAddVersion(fbb, _SCHEMA_VERSION)
         _fb_model.ModelAddOperatorCodes(fbb, m_codes)
         _fb_model.ModelAddSubgraphs(fbb, m_subgraphs)
-        _fb_model.ModelAddDescription(fbb, m_description)
+        if m_description is not None:
+            _fb_model.ModelAddDescription(fbb, m_description)
         _fb_model.ModelAddBuffers(fbb, m_buffers)
         model = _fb_model.ModelEnd(fbb)
         fbb.Finish(model, file_identifier=_FILE_IDENTIFIER)
@@ -430,7 +435,9 @@ class TFLiteModelBuilder:
         return _fb_buffer.BufferEnd(fbb)
 
     @staticmethod
-    def _write_tensor(fbb: flatbuffers.Builder, tensor: _Tensor, buffer: int) -> int:
+    def _write_tensor(
+        fbb: flatbuffers.Builder, tensor: _Tensor, buffer: int, strip_strings: bool = False
+    ) -> int:
         quant = None
         if tensor.scale is not None and tensor.zero_point is not None:
             scale = fbb.CreateNumpyVector(np.asarray(tensor.scale, dtype="<f4"))
@@ -444,12 +451,13 @@ class TFLiteModelBuilder:
         signature = None
         if tensor.shape_signature is not None:
             signature = _int32_vector(fbb, tensor.shape_signature)
-        name = fbb.CreateString(tensor.name)
+        name = None if strip_strings else fbb.CreateString(tensor.name)
         _fb_tensor.TensorStart(fbb)
         _fb_tensor.TensorAddShape(fbb, shape)
         _fb_tensor.TensorAddType(fbb, _TENSOR_TYPES[tensor.dtype])
         _fb_tensor.TensorAddBuffer(fbb, buffer)
-        _fb_tensor.TensorAddName(fbb, name)
+        if name is not None:
+            _fb_tensor.TensorAddName(fbb, name)
         if quant is not None:
             _fb_tensor.TensorAddQuantization(fbb, quant)
         if signature is not None:

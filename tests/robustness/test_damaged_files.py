@@ -1,0 +1,86 @@
+"""Every damaged file in ../shared/robustness is rejected with one line naming the problem,
+and a rejected ``aot build`` prints exactly that line on stderr (no TVM warning after it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROBUSTNESS, import_outcome
+
+from aot.errors import ModelError
+from aot.frontend import import_model
+from aot.frontend.validate import DAMAGED
+
+pytestmark = pytest.mark.unit
+
+# file -> words the message must hold (what is wrong, where, and the value).
+EXPECTED = {
+    "0012_vww_96_int8_shape.tflite": ["operator 12 (CONV_2D)", "[1, 6, 6, 128]", "65536"],
+    "0382_kws_ref_model_quant.tflite": ["scale of 1.4013e-45", "index 30"],
+    "0017_ad01_int8_op_index.tflite": ["operator 2 (FULLY_CONNECTED)", "tensor 31", "31 tensors"],
+    "0031_ad01_int8_quant.tflite": ["zero point of", "int8 range [-128, 127]", "index 26"],
+    "0092_ad01_int8_offset_oob.tflite": ["tensor 21", "outside the 276976-byte file"],
+    "0210_pretrainedResnet_quant_shape.tflite": ["operator 4 (CONV_2D)", "[1, 16, 16, 32]"],
+    "0256_kws_ref_model_quant.tflite": ["scale of -inf", "index 33"],
+    "0416_kws_ref_model_offset_oob.tflite": ["operator 6", "outside the 53936-byte file"],
+}
+
+
+def _file(name: str) -> Path:
+    path = ROBUSTNESS / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not available")
+    return path
+
+
+def test_every_shared_file_is_listed() -> None:
+    if not ROBUSTNESS.is_dir():
+        pytest.skip("../shared/robustness is not available")
+    assert sorted(p.name for p in ROBUSTNESS.glob("*.tflite")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_damaged_file_is_rejected_naming_the_problem(name: str) -> None:
+    path = _file(name)
+    with pytest.raises(ModelError) as err:
+        import_model(path)
+    message = str(err.value)
+    assert message == import_outcome(path)
+    assert message.startswith(f"{path}: {DAMAGED}: ")
+    for word in EXPECTED[name]:
+        assert word in message, message
+    for leaked in ("Error", "Traceback", "unpack_from", "NoneType"):
+        assert leaked not in message, message
+
+
+@pytest.mark.parametrize(
+    "name", ["0017_ad01_int8_op_index.tflite", "0210_pretrainedResnet_quant_shape.tflite"]
+)
+def test_rejected_build_prints_exactly_one_error_line(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = subprocess.run(
+        # --json silences the progress lines, so stderr holds only what went wrong.
+        [
+            sys.executable,
+            "-m",
+            "aot",
+            "build",
+            str(_file(name)),
+            "--board",
+            "host",
+            "-o",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == ModelError.exit_code, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert DAMAGED in lines[0]
+    assert not out.exists()
