@@ -7,6 +7,8 @@ from pathlib import Path
 
 from aot.errors import ModelError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
+from aot.frontend.tvm_scope import quiet_frontend
+from aot.frontend.validate import DAMAGED
 
 # ONNX TensorProto element types aot reads. float64 compiles to C double: hardware on the
 # double-precision FPUs (Cortex-M7 dp, M55), software doubles on the other cores.
@@ -68,11 +70,16 @@ def import_onnx_relax(path: str) -> ImportedModel:
     try:
         model = onnx.load_model_from_string(data)
         onnx.checker.check_model(model)
-    except Exception as err:
-        raise ModelError(
-            f"{path} is not a valid ONNX model ({type(err).__name__}: "
-            f"{str(err).splitlines()[0] if str(err) else 'parse error'})"
-        ) from err
+    except Exception as err:  # protobuf and the checker raise several types
+        detail = str(err).splitlines()[0] if str(err).strip() else "it cannot be parsed"
+        raise ModelError(f"{path}: {DAMAGED}: it is not a valid ONNX model: {detail}") from err
+    try:
+        # Strict inference compares every declared shape and type with what its node
+        # computes, so a damaged graph is named here rather than failing inside TVM.
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except Exception as err:  # InferenceError, or ValueError on odd attributes
+        detail = " ".join(str(err).split()) or "shape inference failed"
+        raise ModelError(f"{path}: {DAMAGED}: ONNX shape inference rejects it: {detail}") from None
     graph = model.graph
     if not graph.node:
         raise ModelError(f"{path} is not a model: its ONNX graph has no nodes")
@@ -90,15 +97,15 @@ def import_onnx_relax(path: str) -> ImportedModel:
                 "by the Relax ONNX frontend; see docs/operators.md"
             )
     try:
-        module = onnx_frontend.from_onnx(
-            model,
-            shape_dict={spec.name: list(spec.shape) for spec in inputs},
-            dtype_dict={spec.name: spec.dtype for spec in inputs},
-        )
+        with quiet_frontend():
+            module = onnx_frontend.from_onnx(
+                model,
+                shape_dict={spec.name: list(spec.shape) for spec in inputs},
+                dtype_dict={spec.name: spec.dtype for spec in inputs},
+            )
     except Exception as err:
-        raise UnsupportedError(
-            f"{path}: the Relax ONNX frontend failed: {str(err).splitlines()[0]}"
-        ) from err
+        detail = str(err).splitlines()[0] if str(err).strip() else "an internal check failed"
+        raise UnsupportedError(f"{path}: the Relax ONNX frontend failed: {detail}") from err
     return ImportedModel(
         relax_module=module,
         inputs=inputs,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from aot.errors import UnsupportedError
 from aot.frontend.model import ImportedModel
 from aot.frontend.tflite_file import TFLiteFile
+from aot.frontend.tvm_scope import quiet_frontend
 
 
 def _supported_operators() -> set[str]:
@@ -41,7 +42,8 @@ def import_tflite_relax(tflite_file: TFLiteFile) -> ImportedModel:
 
     check_operators(tflite_file)
     try:
-        module = from_tflite(tflite_file.model)
+        with quiet_frontend():
+            module = from_tflite(tflite_file.model)
     except tvm.error.OpNotImplemented as err:
         raise UnsupportedError(f"{tflite_file.path}: {err}") from err
     except Exception as err:
