@@ -44,7 +44,11 @@ def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
     _check_model_path(Path(path))
     if frontend not in FRONTENDS:
         raise ConfigError(f"unknown frontend '{frontend}'; choose one of {', '.join(FRONTENDS)}")
-    head = Path(path).read_bytes()[:8]
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as err:
+        raise ConfigError(f"cannot read the model file {path}: {err.strerror}") from err
     if len(head) < 8:
         raise ModelError(f"{path} is not a model: the file is {len(head)} bytes long")
     from aot.frontend.tflite_file import is_tflite
