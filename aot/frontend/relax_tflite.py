@@ -47,8 +47,9 @@ def import_tflite_relax(tflite_file: TFLiteFile) -> ImportedModel:
     except tvm.error.OpNotImplemented as err:
         raise UnsupportedError(f"{tflite_file.path}: {err}") from err
     except Exception as err:
+        detail = str(err).splitlines()[0] if str(err).strip() else "an internal check failed"
         raise UnsupportedError(
-            f"{tflite_file.path}: the Relax TFLite frontend failed: {str(err).splitlines()[0]}"
+            f"{tflite_file.path}: the Relax TFLite frontend failed: {detail}"
         ) from err
     return ImportedModel(
         relax_module=module,

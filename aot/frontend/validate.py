@@ -110,6 +110,13 @@ class _Flatbuffer:
         if object_size < 4:
             raise _Damage(f"{what} has an invalid size {object_size}")
         self.need(pos, object_size, what)
+        # Every field inside the object, as flatbuffers' Verifier demands: the generated
+        # accessors read any vtable entry without a check.
+        for entry in range(vtable + 4, vtable + vtable_size, 2):
+            off = self.read("<H", entry, f"the vtable of {what}")
+            if off >= object_size:
+                field = (entry - vtable - 4) // 2
+                raise _Damage(f"field {field} of {what} lies outside its table")
         return _Table(self, pos, vtable, vtable_size, object_size, what)
 
     def root(self) -> _Table:
@@ -130,10 +137,7 @@ class _Table:
         entry = 4 + 2 * slot
         if entry + 2 > self.vtable_size:
             return 0
-        off = self.fb.read("<H", self.vtable + entry, f"the vtable of {self.what}")
-        if off and off >= self.object_size:
-            raise _Damage(f"field {slot} of {self.what} lies outside its table")
-        return off
+        return self.fb.read("<H", self.vtable + entry, f"the vtable of {self.what}")
 
     def scalar(self, slot: int, fmt: str, default: Any) -> Any:
         off = self.offset(slot)
@@ -588,6 +592,12 @@ def _depthwise(op: _Op) -> tuple[int, ...]:
         raise _Damage("has no DepthwiseConv2DOptions")
     if w[0] != 1 or x[3] < 1 or w[3] % x[3]:
         raise _Damage(f"its weights of shape {list(w)} do not fit input channels {x[3]}")
+    multiplier = opts.DepthMultiplier()
+    if multiplier and multiplier * x[3] != w[3]:
+        raise _Damage(
+            f"has depth_multiplier {multiplier}, but its weights of shape {list(w)} give "
+            f"{w[3] // x[3]} for {x[3]} input channels"
+        )
     _positive(w[1], "a filter height")
     _positive(w[2], "a filter width")
     _bias_fits(op, w[3])

@@ -23,6 +23,7 @@ CLASSES = (
     "per_channel",  # per-channel vectors whose lengths do not match
     "options",  # strides 0, dilation 0, padding codes, filter sizes, activation codes
     "truncation",  # the file cut short
+    "bitflip",  # one bit flipped anywhere in the fields above (not in constant data)
 )
 
 
@@ -240,6 +241,15 @@ def mutate(data: bytes, fields: FieldMap, kind: str, rng: random.Random) -> byte
         _put(out, fmt, pos, value)
     elif kind == "truncation":
         return bytes(out[: rng.randrange(8, len(data))])
+    elif kind == "bitflip":
+        positions = [
+            *fields.offsets, *fields.lengths, *fields.op_indices, *fields.buffer_indices,
+            *fields.data_lengths, *fields.constant_dims, *fields.dims, *fields.scales,
+            *(p for p, _ in fields.zero_points), *fields.channel_lengths,
+            *fields.quantized_dims, *(p for p, _, _ in fields.options),
+        ]  # fmt: skip
+        at = rng.choice(positions) + rng.randrange(4)
+        out[at] ^= 1 << rng.randrange(8)
     else:
         raise ValueError(kind)
     return bytes(out)
