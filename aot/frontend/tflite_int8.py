@@ -123,12 +123,20 @@ def _builtin_names() -> dict[int, str]:
     return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
 
 
+class _DamagedOperator(Exception):
+    """Raised by a handler; the import loop words it as a ModelError naming the operator."""
+
+
 def _options(op: Any, table: str) -> Any:
     """The operator's options table, or None when the model omits it."""
     raw = op.BuiltinOptions()
     opts = _fb(table)()
     if raw is None:
         return None
+    found = int(op.BuiltinOptionsType())
+    if found != int(getattr(_fb("BuiltinOptions"), table)):
+        # Another table's fields would be read as this one's.
+        raise _DamagedOperator(f"its options are of union type {found}, not {table}")
     opts.Init(raw.Bytes, raw.Pos)
     return opts
 
@@ -307,6 +315,10 @@ class _Importer:
                             f"{self.source}: {DAMAGED}: operator {index} ({name}): {err}, from "
                             f"the scales of its tensors (output {out_info.name!r} has scale "
                             f"{out_info.s:g})"
+                        ) from None
+                    except _DamagedOperator as err:
+                        raise ModelError(
+                            f"{self.source}: {DAMAGED}: operator {index} ({name}): {err}"
                         ) from None
                     self.values[outs[0]] = result
                     # The result's Relax variable name ties the lowered kernel to this op.

@@ -84,3 +84,27 @@ def test_rejected_build_prints_exactly_one_error_line(name: str, tmp_path: Path)
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert DAMAGED in lines[0]
     assert not out.exists()
+
+
+def test_options_of_another_operators_table_are_damage() -> None:
+    """An ADD whose options union is tagged MulOptions: its fields would be read through
+    the wrong table."""
+    from tflite.BuiltinOptions import BuiltinOptions
+
+    from aot.frontend.tflite_int8 import import_tflite_int8
+    from aot.frontend.validate import _Flatbuffer
+    from aot.testing import TFLiteModelBuilder
+
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 4), "int8", scale=0.1, zero_point=0)
+    y = b.add_input("y", (1, 4), "int8", scale=0.1, zero_point=0)
+    z = b.add_tensor("z", (1, 4), "int8", scale=0.2, zero_point=0)
+    b.add_operator("ADD", inputs=[x, y], outputs=[z], options={"fused_activation_function": 1})
+    b.mark_output(z)
+    data = bytearray(b.build())
+    (op,) = _Flatbuffer(bytes(data)).root().tables(2, "subgraph")[0].tables(3, "operator")
+    at = op.pos + op.offset(3)  # Operator.builtin_options_type
+    assert data[at] == BuiltinOptions.AddOptions
+    data[at] = BuiltinOptions.MulOptions
+    with pytest.raises(ModelError, match=r"operator 0 \(ADD\): its options are of union type"):
+        import_tflite_int8(bytes(data))
