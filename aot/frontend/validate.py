@@ -206,15 +206,17 @@ class Tensor:
     is_variable: bool = False
     sparse: bool = False
     signature: tuple[int, ...] = ()
+    role: str = ""  # e.g. "output of operator 3 (CONV_2D)", so a message finds the operator
 
     @property
     def dtype(self) -> str | None:
         return TENSOR_TYPES.get(self.type_code)
 
-    def label(self) -> str:
+    def label(self, role: bool = True) -> str:
         # Converter names join every fused op's name; the start is enough to find it.
         name = self.name if len(self.name) <= 60 else self.name[:57] + "..."
-        return f"tensor {name!r} (index {self.index})"
+        where = f", {self.role}" if role and self.role else ""
+        return f"tensor {name!r} (index {self.index}{where})"
 
 
 @dataclass
@@ -363,6 +365,19 @@ def _init_vector_slots() -> None:
 # -- 2-4. indices, tensors, graph -------------------------------------------------------
 
 
+def _name_roles(sg: Subgraph) -> None:
+    """Tie each tensor to the operator that computes it, else the first that reads it."""
+    count = len(sg.tensors)
+    for op in sg.operators:
+        for i in op.outputs:
+            if 0 <= i < count and not sg.tensors[i].role.startswith("output"):
+                sg.tensors[i].role = f"output of {op.label()}"
+    for op in sg.operators:
+        for k, i in enumerate(op.inputs):
+            if 0 <= i < count and not sg.tensors[i].role:
+                sg.tensors[i].role = f"input {k} of {op.label()}"
+
+
 def _check_tensor(t: Tensor, buffers: list[Buffer]) -> None:
     if t.buffer >= len(buffers):
         raise _Damage(f"{t.label()} uses buffer {t.buffer}; the model has {len(buffers)}")
@@ -438,18 +453,19 @@ def _check_graph(sg: Subgraph, buffers: list[Buffer]) -> None:
         for i in op.inputs:
             if i != -1 and i not in available:
                 raise _Damage(
-                    f"{op.label()} reads {sg.tensors[i].label()} before any operator computes it"
+                    f"{op.label()} reads {sg.tensors[i].label(False)} before any operator "
+                    "computes it"
                 )
         for i in op.outputs:
             if i in available:
                 raise _Damage(
-                    f"{op.label()} writes {sg.tensors[i].label()}, which is already a model "
+                    f"{op.label()} writes {sg.tensors[i].label(False)}, which is already a model "
                     "input, a constant or the output of an earlier operator"
                 )
             available.add(i)
     for i in sg.outputs:
         if i not in available:
-            raise _Damage(f"model output {sg.tensors[i].label()} is never computed")
+            raise _Damage(f"model output {sg.tensors[i].label(False)} is never computed")
 
 
 # -- 5. shape inference -----------------------------------------------------------------
@@ -478,7 +494,9 @@ class _Op:
     def shape(self, k: int, role: str, rank: int | None = None) -> tuple[int, ...]:
         t = self.need_input(k, role)
         if rank is not None and len(t.shape) != rank:
-            raise _Damage(f"its {role} {t.label()} has shape {list(t.shape)}, expected rank {rank}")
+            raise _Damage(
+                f"its {role} {t.label(False)} has shape {list(t.shape)}, expected rank {rank}"
+            )
         return t.shape
 
     def constant(self, k: int) -> np.ndarray | None:
@@ -567,7 +585,9 @@ def _spatial(
 def _bias_fits(op: _Op, channels: int) -> None:
     b = op.input(2)
     if b is not None and math.prod(b.shape) != channels:
-        raise _Damage(f"its bias {b.label()} has shape {list(b.shape)} for {channels} channels")
+        raise _Damage(
+            f"its bias {b.label(False)} has shape {list(b.shape)} for {channels} channels"
+        )
 
 
 def _conv2d(op: _Op) -> tuple[int, ...]:
@@ -658,7 +678,7 @@ def _reshape(op: _Op) -> None:
     out = op.sg.tensors[op.op.outputs[0]]
     if math.prod(x) != math.prod(out.shape):
         raise _Damage(
-            f"reshapes {list(x)} ({math.prod(x)} elements) to {out.label()} of shape "
+            f"reshapes {list(x)} ({math.prod(x)} elements) to {out.label(False)} of shape "
             f"{list(out.shape)} ({math.prod(out.shape)} elements)"
         )
 
@@ -783,7 +803,7 @@ def _check_shapes(sg: Subgraph, model: Model, padded: bytes) -> None:
         if tuple(out.shape) not in [tuple(c) for c in candidates]:
             raise _Damage(
                 f"{op.label()} computes shape {list(candidates[0])} but its output "
-                f"{out.label()} declares {list(out.shape)}"
+                f"{out.label(False)} declares {list(out.shape)}"
             )
 
 
@@ -806,6 +826,7 @@ def validate(data: bytes, source: str) -> Validated:
         if not model.subgraphs:
             raise _Damage("the model has no subgraph")
         for sg in model.subgraphs:
+            _name_roles(sg)
             for t in sg.tensors:
                 _check_tensor(t, model.buffers)
             _check_graph(sg, model.buffers)

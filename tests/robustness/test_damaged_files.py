@@ -19,12 +19,17 @@ pytestmark = pytest.mark.unit
 # file -> words the message must hold (what is wrong, where, and the value).
 EXPECTED = {
     "0012_vww_96_int8_shape.tflite": ["operator 12 (CONV_2D)", "[1, 6, 6, 128]", "65536"],
-    "0382_kws_ref_model_quant.tflite": ["scale of 1.4013e-45", "index 30"],
+    "0382_kws_ref_model_quant.tflite": ["scale of 1.4013e-45", "index 30", "operator 8 (CONV_2D)"],
     "0017_ad01_int8_op_index.tflite": ["operator 2 (FULLY_CONNECTED)", "tensor 31", "31 tensors"],
-    "0031_ad01_int8_quant.tflite": ["zero point of", "int8 range [-128, 127]", "index 26"],
+    "0031_ad01_int8_quant.tflite": [
+        "zero point of 2147483648",
+        "int8 range [-128, 127]",
+        "index 26",
+        "operator 5 (FULLY_CONNECTED)",
+    ],
     "0092_ad01_int8_offset_oob.tflite": ["tensor 21", "outside the 276976-byte file"],
     "0210_pretrainedResnet_quant_shape.tflite": ["operator 4 (CONV_2D)", "[1, 16, 16, 32]"],
-    "0256_kws_ref_model_quant.tflite": ["scale of -inf", "index 33"],
+    "0256_kws_ref_model_quant.tflite": ["scale of -inf", "index 33", "operator 11"],
     "0416_kws_ref_model_offset_oob.tflite": ["operator 6", "outside the 53936-byte file"],
 }
 

@@ -77,7 +77,8 @@ def test_empty_tensor_is_unsupported_not_damaged(tmp_path: Path) -> None:
     b.mark_output(y)
     path = tmp_path / "empty.tflite"
     path.write_bytes(b.build())
-    with pytest.raises(UnsupportedError, match=r"'x' \(index 0\) has shape \[1, 0\]"):
+    expected = r"'x' \(index 0, input 0 of operator 0 \(RELU\)\) has shape \[1, 0\]"
+    with pytest.raises(UnsupportedError, match=expected):
         import_model(path)
 
 
