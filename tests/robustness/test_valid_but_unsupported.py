@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, import_outcome
 from mutate import CLASSES, field_map, mutate
+from robustness_helpers import REPO, import_outcome
 
 from aot.errors import UnsupportedError
 from aot.frontend import import_model

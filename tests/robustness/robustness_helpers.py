@@ -1,33 +1,27 @@
-"""Shared helpers of the robustness tests: the seed models, importing a mutant and judging
+"""Helpers of the robustness tests: the seed models, importing a mutant and judging
 the outcome, and building + running a model under ASan/UBSan on the host."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+from aot.testing.shared import mlperf_tiny, shared_path
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
-ROBUSTNESS = SHARED / "robustness"
+# Missing shared data fails (SharedDataMissing), never skips: see aot/testing/shared.py.
+ROBUSTNESS = shared_path("robustness")
 MODELS = {
-    "ad01": SHARED / "models" / "mlperf_tiny" / "ad01_int8.tflite",
-    "kws": SHARED / "models" / "mlperf_tiny" / "kws_ref_model.tflite",
+    "ad01": mlperf_tiny("ad01_int8"),
+    "kws": mlperf_tiny("kws_ref_model"),
     "tiny_kws": REPO / "examples" / "tiny_kws_int8.tflite",
 }
 SANITIZE = "-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 
 def seed_models() -> dict[str, bytes]:
-    models = {name: path.read_bytes() for name, path in MODELS.items() if path.is_file()}
-    if not models:
-        pytest.skip("no seed model: ../shared/models/mlperf_tiny is not available")
-    return models
+    return {name: path.read_bytes() for name, path in MODELS.items()}
 
 
 def import_outcome(path: Path) -> str:
