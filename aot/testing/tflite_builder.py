@@ -175,6 +175,7 @@ class _Tensor:
     zero_point: list[int] | None
     quantized_dimension: int
     shape_signature: tuple[int, ...] | None = None  # -1 marks a dynamic dimension
+    is_variable: bool = False  # operator state (SVDF, LSTM), written by the model at run time
 
 
 @dataclass
@@ -244,8 +245,10 @@ class TFLiteModelBuilder:
         zero_point: int | Sequence[int] | None = None,
         quantized_dimension: int = 0,
         shape_signature: Sequence[int] | None = None,
+        is_variable: bool = False,
     ) -> int:
-        """Add an intermediate or output tensor and return its index."""
+        """Add an intermediate or output tensor and return its index; ``is_variable`` marks
+        operator state (as SVDF's activation state)."""
         signature = None
         if shape_signature is not None:
             signature = tuple(int(d) for d in shape_signature)
@@ -258,6 +261,7 @@ class TFLiteModelBuilder:
             name, tuple(int(d) for d in shape), dtype, None, scale, zero_point, quantized_dimension
         )
         self._tensors[index].shape_signature = signature
+        self._tensors[index].is_variable = is_variable
         return index
 
     def add_constant(
@@ -462,6 +466,8 @@ class TFLiteModelBuilder:
             _fb_tensor.TensorAddQuantization(fbb, quant)
         if signature is not None:
             _fb_tensor.TensorAddShapeSignature(fbb, signature)
+        if tensor.is_variable:
+            _fb_tensor.TensorAddIsVariable(fbb, True)
         return _fb_tensor.TensorEnd(fbb)
 
     @staticmethod

@@ -111,3 +111,19 @@ def test_damaged_onnx_never_leaks_an_exception(tmp_path: Path) -> None:
         path = tmp_path / f"gemm-{n}.onnx"
         path.write_bytes(bytes(mutant))
         import_outcome(path)
+
+
+def test_variable_tensor_is_unsupported_not_damaged(tmp_path: Path) -> None:
+    """SVDF-style operator state (TFLite Micro's micro_speech used SVDF): a valid feature
+    that aot names, read by the operator though no operator computes it."""
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 4), "float32")
+    state = b.add_tensor("state", (1, 4), "float32", is_variable=True)
+    y = b.add_tensor("y", (1, 4), "float32")
+    b.add_operator("ADD", inputs=[x, state], outputs=[y])
+    b.mark_output(y)
+    path = tmp_path / "state.tflite"
+    path.write_bytes(b.build())
+    with pytest.raises(UnsupportedError, match=r"'state' .* is a variable tensor") as err:
+        import_model(path)
+    assert DAMAGED not in str(err.value) and "docs/operators.md" in str(err.value)
