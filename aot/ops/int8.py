@@ -118,12 +118,14 @@ def _requantize_clamp(
 
 
 def _add_zero_point_clamp(value: Expr, zero_point: int, lo: int, hi: int, dtype: str) -> Expr:
-    """clamp(value + zero_point) in int64: with a large multiplier (damaged scales that still
-    validate) an int32 sum could overflow, which is undefined behaviour in C. The result is
-    TFLite's wherever TFLite's own int32 arithmetic is defined."""
-    wide = value.astype("int64") + tirx.const(int(zero_point), "int64")
-    low, high = tirx.const(int(lo), "int64"), tirx.const(int(hi), "int64")
-    return tirx.max(tirx.min(wide, high), low).astype(dtype)
+    """clamp(value + zero_point, lo, hi), computed as clamp(value, lo - zp, hi - zp) + zp.
+
+    The two are equal wherever the int32 sum is defined, but with a large multiplier
+    (damaged scales that still validate) ``value + zp`` could overflow, which is undefined
+    behaviour in C. Clamping first keeps every step in range at the same cost in
+    instructions (int64 arithmetic here cost 1-2% on Cortex-M4)."""
+    zp = int(zero_point)
+    return (clamp_expr(value, int(lo) - zp, int(hi) - zp) + c32(zp)).astype(dtype)
 
 
 # -- convolutions and fully connected ----------------------------------------------------
