@@ -4,4 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec env PYTHONPATH="$(pwd -P)${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -n "${AOT_TEST_JOBS:-2}" "$@"
+# Soak runs (many minutes each) are left out unless asked for: a later -m in "$@" wins,
+# e.g. bash scripts/test.sh -m soak tests/robustness
+exec env PYTHONPATH="$(pwd -P)${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -n "${AOT_TEST_JOBS:-2}" \
+  -m "not soak" "$@"

@@ -2,7 +2,8 @@
 
 Every mutant must either be rejected with one AotError line or import; the default tier
 imports a bounded number per mutation class in-process and builds a sample of the ones
-that pass under ASan/UBSan. The slow tier runs at least 300 mutants per class end to end
+that pass under ASan/UBSan. The soak tier (bash scripts/test.sh -m soak tests/robustness,
+about 10-20 minutes) runs at least 300 mutants per class end to end
 through ``aot build`` (and builds and runs every one that passes, sanitized).
 """
 
@@ -75,7 +76,7 @@ def test_a_mutant_that_passes_validation_runs_clean_under_sanitizers(tmp_path: P
     pytest.fail("no ad01 scale mutant passed validation with this seed: pick another seed")
 
 
-@pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.toolchain
 @pytest.mark.parametrize("kind", CLASSES)
 def test_fuzz_end_to_end(kind: str, tmp_path: Path) -> None:
