@@ -20,7 +20,17 @@ from aot import __version__, interrupts
 from aot.errors import AotError, InternalError
 
 # Modules under aot.cli, one per subcommand, in the order --help lists them.
-SUBCOMMANDS = ["build", "run", "validate", "bench", "flash", "inspect", "boards", "operators"]
+SUBCOMMANDS = [
+    "build",
+    "run",
+    "validate",
+    "bench",
+    "flash",
+    "inspect",
+    "boards",
+    "operators",
+    "serve",
+]
 
 DESCRIPTION = """\
 Compile a neural network into plain C for a microcontroller and run it.

@@ -38,3 +38,35 @@ def progress_printer(quiet: bool = False):  # type: ignore[no-untyped-def]
             print(f"[{time.perf_counter() - start:5.1f}s] {message}", file=sys.stderr, flush=True)
 
     return progress
+
+
+def add_farm_options(parser: argparse.ArgumentParser) -> None:
+    """--tracker/--key: run on a board borrowed from a farm ('aot serve') instead."""
+    group = parser.add_argument_group("board farm (see docs/farm.md)")
+    group.add_argument(
+        "--tracker",
+        metavar="HOST:PORT",
+        help="borrow a board from this TVM RPC tracker instead of using a local one; waits "
+        "in its queue at most --timeout seconds while all boards of --key are busy",
+    )
+    group.add_argument("--key", help="which boards to borrow: the key they were served with")
+
+
+def farm_target(args: argparse.Namespace) -> tuple[object, str] | None:
+    """(tracker address, key) when --tracker was given, after checking the options."""
+    from aot.errors import ConfigError
+
+    if args.tracker is None:
+        if args.key is not None:
+            raise ConfigError("--key names boards of a farm: give --tracker HOST:PORT too")
+        return None
+    from aot.farm.client import check_key, parse_tracker
+
+    if args.key is None:
+        raise ConfigError("--tracker needs --key KEY: the key the farm's boards were served with")
+    if getattr(args, "port", None):
+        raise ConfigError(
+            "--port is for a board on this machine; with --tracker the farm's server owns "
+            "the board's port"
+        )
+    return parse_tracker(args.tracker), check_key(args.key)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aot.cli.common import add_json_option
+from aot.cli.common import add_farm_options, add_json_option, farm_target
 from aot.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ examples:
   aot run out/ -i input.npy --repeat 10            time 10 inferences
   aot run out/ -i input.npy --port /dev/ttyACM0    a physical board: flash, then run
   aot run out/ --fill random --seed 1 --top 3      no input file; the 3 largest outputs
+  aot run out/ -i input.npy --tracker lab:9190 --key m4   on a board of the farm
 
 Time is reported in the board's tick unit: nanoseconds on the host, instructions under
 QEMU (-icount makes them deterministic; QEMU does not model cycles).
@@ -86,6 +87,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
     )
+    add_farm_options(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)
 
@@ -196,12 +198,26 @@ def run(args: argparse.Namespace) -> int:
     check_timeout(args.timeout, what="--timeout")
     if args.top is not None and args.top < 1:
         raise ConfigError(f"--top {args.top}: expected a number of values >= 1")
+    farm = farm_target(args)
     folder = Path(args.folder)
     metadata = read_metadata(folder)
     inputs = _inputs(args, metadata)
-    report = run_model(
-        folder, inputs, repeats=args.repeat, timeout=args.timeout, port=args.port, baud=args.baud
-    )
+    if farm is not None:
+        from aot.farm.client import run_remote
+
+        tracker, key = farm
+        report = run_remote(
+            folder, inputs, tracker=tracker, key=key, repeats=args.repeat, timeout=args.timeout
+        )
+    else:
+        report = run_model(
+            folder,
+            inputs,
+            repeats=args.repeat,
+            timeout=args.timeout,
+            port=args.port,
+            baud=args.baud,
+        )
     saved = []
     if args.save:
         save_dir = Path(args.save)

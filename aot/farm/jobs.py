@@ -1,0 +1,89 @@
+"""The jobs a board server runs for a client, by name.
+
+A job runs on the server's machine against the build folder the client sent (unpacked
+into a temporary folder) and the board the server owns; it returns JSON values, which
+the client turns back into the report object a local command returns. Client and server
+both look jobs up here, so a new remote command is one :func:`register` call plus its
+client-side wrapper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aot.errors import ConfigError
+
+# Time a job may need besides its device replies: unpacking, starting QEMU or the host
+# process, and the RPC round trips.
+SETUP_S = 30.0
+# Flashing a physical board (aot.flash.core.DEFAULT_TIMEOUT_S bounds each flash).
+FLASH_S = 300.0
+
+
+@dataclass(frozen=True)
+class BoardContext:
+    """What the server knows about its board: passed to every job."""
+
+    board: str  # the board's aot name
+    serial_port: str | None  # physical boards: their serial port
+    baud: int | None
+
+
+JobFunction = Callable[[Path, list[np.ndarray], dict[str, Any], BoardContext], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    function: JobFunction
+    # Device replies the job waits for, each bounded by the client's timeout: with SETUP_S
+    # (and FLASH_S) the bound of the whole session.
+    replies: Callable[[dict[str, Any]], int]
+
+
+_JOBS: dict[str, Job] = {}
+
+
+def register(name: str, function: JobFunction, replies: Callable[[dict[str, Any]], int]) -> None:
+    _JOBS[name] = Job(name, function, replies)
+
+
+def get(name: str) -> Job:
+    try:
+        return _JOBS[name]
+    except KeyError:
+        known = ", ".join(sorted(_JOBS))
+        raise ConfigError(f"unknown board-farm job '{name}' (known: {known})") from None
+
+
+def session_seconds(job: Job, params: dict[str, Any], timeout: float, board: Any) -> float:
+    """How long a session running ``job`` may last before the client gives up on it."""
+    flash = 0.0 if board.is_host or board.emulated else FLASH_S
+    return SETUP_S + flash + job.replies(params) * timeout
+
+
+def _run(
+    folder: Path, inputs: list[np.ndarray], params: dict[str, Any], ctx: BoardContext
+) -> dict[str, Any]:
+    from aot.device.client import check_repeats, check_timeout
+    from aot.farm.wire import run_report_to_wire
+    from aot.runner import run_model
+
+    report = run_model(
+        folder,
+        inputs,
+        repeats=check_repeats(params.get("repeats", 1)),
+        timeout=check_timeout(params.get("timeout", 60.0)),
+        port=ctx.serial_port,
+        baud=ctx.baud,
+    )
+    return run_report_to_wire(report)
+
+
+# HELLO, the run itself, and the outputs and statistics that follow it.
+register("run", _run, lambda params: 3)
