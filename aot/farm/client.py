@@ -335,3 +335,56 @@ def run_remote(
     params = {"repeats": repeats, "timeout": timeout}
     result = call_job(folder, "run", inputs, params, tracker=tracker, key=key, timeout=timeout)
     return wire.run_report_from_wire(result)
+
+
+def run_sets_remote(
+    folder: str | Path,
+    sets: list[list[np.ndarray]],
+    *,
+    tracker: TrackerAddress,
+    key: str,
+    timeout: float = 60.0,
+) -> list[list[np.ndarray]]:
+    """Each input set through the model on one farm board, all in one device session (as
+    ``aot.testing.harness.run_many`` locally); the outputs of each set, in order."""
+    per_set = len(sets[0]) if sets else 0
+    if any(len(s) != per_set for s in sets):
+        raise ConfigError("every input set must have the same number of arrays")
+    if not sets:
+        return []
+    flat = [array for inputs in sets for array in inputs]
+    params = {"timeout": timeout, "per_set": per_set, "sets": len(sets)}
+    result = call_job(folder, "runs", flat, params, tracker=tracker, key=key, timeout=timeout)
+    return [[wire.decode_array(o) for o in outputs] for outputs in result["outputs"]]
+
+
+@dataclass(frozen=True)
+class RemoteOutputs:
+    outputs: list[np.ndarray]
+
+
+class ReplaySession:
+    """A device session whose runs were done on a farm board beforehand: ``run(inputs)``
+    returns the outputs of the next set, checking it is the set that was sent. For
+    callers that take a session object and run the sets one by one (aot validate)."""
+
+    def __init__(self, sets: list[list[np.ndarray]], outputs: list[list[np.ndarray]]) -> None:
+        self._sets = sets
+        self._outputs = outputs
+        self._next = 0
+
+    def run(self, inputs: list[np.ndarray], timeout: float | None = None) -> RemoteOutputs:
+        from aot.errors import InternalError
+
+        index = self._next
+        if (
+            index >= len(self._sets)
+            or len(inputs) != len(self._sets[index])
+            or not all(
+                np.array_equal(a, b) and a.dtype == b.dtype
+                for a, b in zip(inputs, self._sets[index], strict=True)
+            )
+        ):
+            raise InternalError(f"input set {index} is not the one run on the farm board")
+        self._next += 1
+        return RemoteOutputs(self._outputs[index])

@@ -85,5 +85,37 @@ def _run(
     return run_report_to_wire(report)
 
 
+def _runs(
+    folder: Path, inputs: list[np.ndarray], params: dict[str, Any], ctx: BoardContext
+) -> dict[str, Any]:
+    """Many input sets, one device session (one QEMU start, one flash): ``inputs`` is the
+    sets one after the other, ``params["per_set"]`` arrays each."""
+    from aot.boards import load_board
+    from aot.device.client import check_timeout
+    from aot.device.process import sigterm_unwinds
+    from aot.farm.wire import encode_array
+    from aot.library import read_metadata
+    from aot.runner import connect
+
+    timeout = check_timeout(params.get("timeout", 60.0))
+    per_set = int(params.get("per_set", 1))
+    if per_set < 1 or len(inputs) % per_set:
+        raise ConfigError(f"{len(inputs)} input arrays do not make sets of {per_set}")
+    metadata = read_metadata(folder)
+    board = load_board(metadata["board"])
+    outputs = []
+    with (
+        sigterm_unwinds(),
+        connect(folder, metadata, board, timeout, ctx.serial_port, ctx.baud) as client,
+    ):
+        for start in range(0, len(inputs), per_set):
+            result = client.run(inputs[start : start + per_set], timeout=timeout)
+            outputs.append([encode_array(o) for o in result.outputs])
+        client.quit()
+    return {"outputs": outputs}
+
+
 # HELLO, the run itself, and the outputs and statistics that follow it.
 register("run", _run, lambda params: 3)
+# HELLO, then one run (inputs in, outputs back) per set.
+register("runs", _runs, lambda params: 2 + int(params.get("sets", 1)))

@@ -183,6 +183,9 @@ def _init_worker(config_text: str, serve_pid: int) -> None:
     _CONTEXT = jobs.BoardContext(config["board"], config["serial_port"], config["baud"])
     _KEY = config["key"]
     _WORKER_PID = os.getpid()
+    # Imported once here: every session is a fork of this process and inherits them.
+    import aot.runner  # noqa: F401
+
     tvm_ffi.register_global_func("aot.farm.hello", _hello, override=True)
     tvm_ffi.register_global_func("aot.farm.call", _call, override=True)
     threading.Thread(target=_watch_listener, name="aot-farm-watch", daemon=True).start()

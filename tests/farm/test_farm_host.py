@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from farm_helpers import EXAMPLE_INPUT, Farm, free_port
 
-from aot.errors import DeviceError
-from aot.farm.client import borrow, parse_tracker, run_remote
+from aot.errors import DeviceError, InternalError
+from aot.farm.client import ReplaySession, borrow, parse_tracker, run_remote, run_sets_remote
 
 pytestmark = pytest.mark.toolchain
 
@@ -62,6 +62,25 @@ def test_run_over_the_farm_gives_the_local_report(host_farm: Farm, host_build: P
     code, text, err = host_farm.cli(*args, *_remote(host_farm))
     assert code == 0, err
     assert "  output 0       int8[1, 4] [-77, -96, -79, -5]" in text.splitlines()
+
+
+def test_many_input_sets_run_in_one_session_on_the_board(host_farm: Farm, host_build: Path) -> None:
+    from aot.library import read_metadata
+    from aot.testing.harness import random_inputs, run_many
+
+    sets = random_inputs(read_metadata(host_build)["inputs"], 5, seed=3)
+    server = host_farm.servers[0]
+    sessions = server.text().count("running 'runs'")
+    tracker = parse_tracker(host_farm.address)
+    got = run_sets_remote(host_build, sets, tracker=tracker, key="h", timeout=30)
+    assert server.text().count("running 'runs'") == sessions + 1  # one job, one session
+    for remote, local in zip(got, run_many(host_build, sets), strict=True):
+        assert [o.tobytes() for o in remote] == [o.tobytes() for o in local]
+    # A caller that runs the sets one by one (aot validate) gets them back in order.
+    session = ReplaySession(sets, got)
+    assert session.run(sets[0]).outputs[0].tobytes() == got[0][0].tobytes()
+    with pytest.raises(InternalError, match="input set 1 is not the one run"):
+        session.run(sets[2])
 
 
 def test_queue_wait_is_bounded_by_timeout_and_names_key_and_queue(
