@@ -59,10 +59,12 @@ def connect(
     timeout: float,
     port: str | None = None,
     baud: int | None = None,
+    runner: str | None = None,
 ) -> Iterator[DeviceClient]:
     """Start or open the device the folder was built for and yield a protocol client.
 
-    ``port``/``baud``: the serial port of a physical board (required for those)."""
+    ``port``/``baud``: the serial port of a physical board (required for those);
+    ``runner``: its flash runner, instead of the board's own."""
     from aot.flash import firmware_from_metadata
     from aot.flash.core import missing_firmware_message
 
@@ -73,7 +75,7 @@ def connect(
         # A physical board: flash it with its runner, then talk over its serial port.
         from aot.flash import open_board
 
-        with open_board(board, firmware, port, baud, timeout) as client:
+        with open_board(board, firmware, port, baud, timeout, runner=runner) as client:
             yield client
         return
     if not firmware.elf.is_file():
@@ -208,12 +210,16 @@ def run_model(
     timeout: float = 60.0,
     port: str | None = None,
     baud: int | None = None,
+    runner: str | None = None,
 ) -> RunReport:
     output = Path(output)
     metadata = read_metadata(output)
     board = load_board(metadata["board"])
     # SIGTERM unwinds the session like an error, so the device is stopped on the way out.
-    with sigterm_unwinds(), connect(output, metadata, board, timeout, port, baud) as client:
+    with (
+        sigterm_unwinds(),
+        connect(output, metadata, board, timeout, port, baud, runner) as client,
+    ):
         result = client.run(inputs, repeats=repeats, timeout=timeout)
         stats = client.stats()
         client.quit()

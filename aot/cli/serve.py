@@ -17,7 +17,8 @@ board of their key is busy. Serves until Ctrl-C or SIGTERM. See docs/farm.md.
 examples:
   python -m tvm.exec.rpc_tracker --host 0.0.0.0 --port 9190       the lab's tracker
   aot serve --tracker lab:9190 --key m4 --board mps2_an386          an emulated board
-  aot serve --tracker lab:9190 --key f746 --board nucleo_f746zg --port /dev/ttyACM0
+  aot serve --tracker lab:9190 --key f746 --board nucleo_f746zg --port /dev/ttyACM0 \
+      --runner openocd
   python -m tvm.exec.query_rpc_tracker --host lab --port 9190      boards and queue
 
 The server runs any firmware a client sends: serve only on a network you trust.
@@ -45,6 +46,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
+    )
+    parser.add_argument(
+        "--runner",
+        metavar="NAME",
+        help="flash runner of a physical board (default: the board's); it must flash the ELF "
+        "(pyocd, openocd): clients send no build folder",
     )
     parser.add_argument(
         "--host",
@@ -80,9 +87,10 @@ def run(args: argparse.Namespace) -> int:
         board=args.board,
         serial_port=args.port,
         baud=args.baud,
+        flash_runner=args.runner,
         host=args.host,
         rpc_port=args.rpc_port,
-        rpc_port_end=args.rpc_port + PORT_RANGE,
+        rpc_port_end=min(args.rpc_port + PORT_RANGE, 65535),
         address=args.address,
     )
     serve(config, ready=lambda line: print(line, file=sys.stderr, flush=True))

@@ -32,6 +32,7 @@ class BoardContext:
     board: str  # the board's aot name
     serial_port: str | None  # physical boards: their serial port
     baud: int | None
+    flash_runner: str | None = None  # physical boards: the runner that flashes the ELF
 
 
 JobFunction = Callable[[Path, list[np.ndarray], dict[str, Any], BoardContext], dict[str, Any]]
@@ -81,6 +82,7 @@ def _run(
         timeout=check_timeout(params.get("timeout", 60.0)),
         port=ctx.serial_port,
         baud=ctx.baud,
+        runner=ctx.flash_runner,
     )
     return run_report_to_wire(report)
 
@@ -106,7 +108,9 @@ def _runs(
     outputs = []
     with (
         sigterm_unwinds(),
-        connect(folder, metadata, board, timeout, ctx.serial_port, ctx.baud) as client,
+        connect(
+            folder, metadata, board, timeout, ctx.serial_port, ctx.baud, ctx.flash_runner
+        ) as client,
     ):
         for start in range(0, len(inputs), per_set):
             result = client.run(inputs[start : start + per_set], timeout=timeout)

@@ -50,6 +50,7 @@ class ServeConfig:
     board: str
     serial_port: str | None = None
     baud: int | None = None
+    flash_runner: str | None = None  # physical boards: instead of the board's own runner
     host: str = "0.0.0.0"  # where the RPC server listens
     rpc_port: int = 9091  # first port tried; the next free one up to rpc_port_end is taken
     rpc_port_end: int = 9199
@@ -71,11 +72,11 @@ def check_config(config: ServeConfig) -> Any:
         from aot.flash.session import require_port
 
         require_port(board, config.serial_port)
-    elif config.serial_port:
-        raise ConfigError(
-            f"board '{board.name}' is {'this machine' if board.is_host else 'emulated'}: "
-            "it has no serial port, drop --port"
-        )
+        _check_flash_runner(board, config.flash_runner)
+    elif config.serial_port or config.flash_runner:
+        kind = "this machine" if board.is_host else "emulated"
+        option = "--port" if config.serial_port else "--runner"
+        raise ConfigError(f"board '{board.name}' is {kind}: nothing to flash, drop {option}")
     if board.emulated:
         from aot.toolchain import qemu_system_arm
 
@@ -87,6 +88,27 @@ def check_config(config: ServeConfig) -> Any:
     with TrackerConnection(config.tracker, 10.0) as tracker:
         tracker.summary()
     return board
+
+
+def _check_flash_runner(board: Any, name: str | None) -> None:
+    """The runner must flash from the ELF alone: a job's folder holds the ELF and
+    metadata.json, not the build folder a runner like west reads."""
+    from aot.flash.core import Firmware, runner_for
+
+    flasher = runner_for(board, name)
+    # Which paths the runner's command line names, seen through marker paths.
+    marker = Path(tempfile.gettempdir()) / "aot-farm-marker"
+    firmware = Firmware(
+        elf=marker / "firmware.elf", project_dir=marker / "project", build_dir=marker / "build"
+    )
+    argv = flasher.command(board, firmware)
+    if any(str(firmware.build_dir) in arg for arg in argv):
+        raise ConfigError(
+            f"board '{board.name}' flashes with '{flasher.name}', which reads the build folder "
+            "that clients do not send; serve it with --runner pyocd or --runner openocd, "
+            "which flash the ELF"
+        )
+    flasher.find_tool()  # a missing tool is named now, not at the first job
 
 
 def serve(config: ServeConfig, ready: Callable[[str], None] | None = None) -> None:
@@ -180,7 +202,9 @@ def _init_worker(config_text: str, serve_pid: int) -> None:
     global _CONTEXT, _KEY, _WORKER_PID
     _die_with_parent(serve_pid)
     config = json.loads(config_text)
-    _CONTEXT = jobs.BoardContext(config["board"], config["serial_port"], config["baud"])
+    _CONTEXT = jobs.BoardContext(
+        config["board"], config["serial_port"], config["baud"], config["flash_runner"]
+    )
     _KEY = config["key"]
     _WORKER_PID = os.getpid()
     # Imported once here: every session is a fork of this process and inherits them.

@@ -97,7 +97,7 @@ class Farm:
                 assert time.monotonic() < deadline, "the tracker did not start"
                 time.sleep(0.05)
 
-    def serve(self, key: str, board: str, *extra: str) -> Server:
+    def serve(self, key: str, board: str, *extra: str, env: dict[str, str] | None = None) -> Server:
         """Starts 'aot serve' and returns once it is registered with the tracker."""
         log = self.workdir / f"serve-{len(self.servers)}.log"
         with log.open("wb") as out:
@@ -120,7 +120,7 @@ class Farm:
                     *extra,
                 ],
                 cwd=REPO,
-                env=self.env,
+                env={**self.env, **(env or {})},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

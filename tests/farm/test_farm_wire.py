@@ -193,4 +193,16 @@ def test_aot_serve_checks_its_board_before_the_tracker(capsys: pytest.CaptureFix
     assert main([*base, "--board", "nucleo_f746zg"]) == 2
     assert "give its serial port with --port" in capsys.readouterr().err
     assert main([*base, "--board", "host", "--port", "/dev/ttyACM0"]) == 2
-    assert "has no serial port, drop --port" in capsys.readouterr().err
+    assert "is this machine: nothing to flash, drop --port" in capsys.readouterr().err
+    assert main([*base, "--board", "mps2_an386", "--runner", "pyocd"]) == 2
+    assert "is emulated: nothing to flash, drop --runner" in capsys.readouterr().err
+    # west flashes from the Zephyr build folder, which a farm client does not send.
+    physical = [*base, "--board", "nucleo_f746zg", "--port", "/dev/ttyACM0"]
+    assert main(physical) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: board 'nucleo_f746zg' flashes with 'west', which reads the build folder that "
+        "clients do not send; serve it with --runner pyocd or --runner openocd, which flash "
+        "the ELF"
+    )
+    assert main([*physical, "--runner", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
