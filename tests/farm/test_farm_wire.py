@@ -206,3 +206,27 @@ def test_aot_serve_checks_its_board_before_the_tracker(capsys: pytest.CaptureFix
     )
     assert main([*physical, "--runner", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_a_remote_call_is_bounded_and_its_failures_are_named() -> None:
+    import time
+
+    from aot.farm.client import _bounded
+
+    start = time.monotonic()
+    with pytest.raises(DeviceError, match=r"^board 'm4' at h:1 did not answer within 1 s"):
+        _bounded(time.sleep, (30,), 1.0, "board 'm4' at h:1")  # a frozen server
+    assert time.monotonic() - start < 5
+
+    def timed_out() -> bytes:
+        raise RuntimeError("RPCSessionTimeoutError: Your 33s session has expired")
+
+    def closed() -> bytes:
+        raise RuntimeError("Check failed: (code == RPCCode::kReturn) is false: code=kShutdown")
+
+    with pytest.raises(DeviceError, match="ended the session after its limit of 33 s"):
+        _bounded(timed_out, (), 33.0, "board")
+    with pytest.raises(DeviceError, match="closed the connection before answering") as caught:
+        _bounded(closed, (), 33.0, "board")
+    assert "kShutdown" not in str(caught.value)
+    assert _bounded(lambda: b"reply", (), 5.0, "board") == b"reply"
