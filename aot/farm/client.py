@@ -161,7 +161,14 @@ class FarmBoard:
         self.where = f"board '{key}' at {host}:{port}"
         self.hello = self._hello()
 
+    def close(self) -> None:
+        """Ends the RPC session (TVM closes it when the last reference goes): the server
+        then offers the board again."""
+        self.session = None
+
     def _function(self, name: str) -> Callable[..., Any]:
+        if self.session is None:
+            raise DeviceError(f"{self.where} was given back already")
         try:
             return self.session.get_function(name)
         except Exception:  # TVM raises its own error types for a missing function
@@ -272,10 +279,11 @@ def borrow(
             time.sleep(0.2)
             continue
         board = FarmBoard(session, key, host, port)
+        del session  # the board holds the only reference, so close() ends the session
         try:
             yield board
         finally:
-            del board, session  # ends the RPC session: the server offers the board again
+            board.close()
         return
 
 
