@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aot.cli.common import add_json_option
+from aot.cli.common import add_farm_options, add_json_option, farm_target
 from aot.errors import ConfigError
 
 HELP = "time a built model: per inference and, with --profile builds, per operator"
@@ -28,6 +28,7 @@ examples:
   aot bench out/ -n 10                         table on stdout
   aot bench out/ --json > bench.json           machine-readable (BenchReport)
   aot bench out/ --plot ops.svg -i input.npy   bar chart of the operators
+  aot bench out/ --tracker lab:9190 --key m4   on a board of the farm (docs/farm.md)
 """
 
 
@@ -82,6 +83,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
     )
+    add_farm_options(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)
 
@@ -106,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     # Checked before anything starts, like aot run.
     check_repeats(args.repeat, what="--repeat")
     check_timeout(args.timeout, what="--timeout")
+    farm = farm_target(args)
     plot = Path(args.plot) if args.plot else None
     if plot is not None and plot.suffix.lower() != ".svg":
         raise ConfigError(f"--plot writes an SVG picture; name the file *.svg, not {plot.name}")
@@ -121,7 +124,13 @@ def run(args: argparse.Namespace) -> int:
     def open_device(output: Path, meta: dict[str, Any], board: Any, timeout: float) -> Any:
         return connect(output, meta, board, timeout, args.port, args.baud)
 
-    report = bench_folder(folder, args.repeat, args.timeout, connect=open_device, inputs=inputs)
+    if farm is not None:
+        from aot.farm.client import bench_remote
+
+        tracker, key = farm
+        report = bench_remote(folder, args.repeat, args.timeout, inputs, tracker=tracker, key=key)
+    else:
+        report = bench_folder(folder, args.repeat, args.timeout, connect=open_device, inputs=inputs)
     if plot is not None:
         try:
             plot.write_text(render_svg(report))

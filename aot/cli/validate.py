@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from aot.cli.common import add_json_option, progress_printer
+from aot.cli.common import add_farm_options, add_json_option, farm_target, progress_printer
 
 HELP = "check a built model on its board against the reference runtime"
 
@@ -28,6 +28,7 @@ examples:
   aot validate out/ model.tflite -n 1000 --seed 7 --save failing/
   aot validate out/ model.onnx --inputs samples/    every samples/*.npy
   aot validate out/ model.tflite --max-steps 1 --json
+  aot validate out/ model.tflite --tracker lab:9190 --key m4   on a board of the farm
 """
 
 
@@ -91,6 +92,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
     )
+    add_farm_options(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)
 
@@ -103,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     check_timeout(args.timeout, what="--timeout")
     if args.inputs is not None and args.count is not None:
         raise ConfigError("give either --count (random inputs) or --inputs DIR, not both")
+    farm = farm_target(args)
+    session = None if farm is None else _farm_session(args, *farm)
     tolerance = Tolerance(
         max_steps=args.max_steps, atol=args.atol, rtol=args.rtol, min_cosine=args.min_cosine
     )
@@ -118,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         baud=args.baud,
         progress=progress_printer(args.quiet),
+        session=session,
     )
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
@@ -125,3 +130,31 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(format_report(report)))
     return 0 if report.passed else 1
+
+
+def _farm_session(args: argparse.Namespace, tracker: object, key: str) -> object:
+    """The input sets validate_folder will draw, run beforehand on one farm board in one
+    device session; the session it is given replays their outputs (docs/farm.md)."""
+    from pathlib import Path
+
+    from aot.farm.client import ReplaySession, run_sets_remote
+    from aot.library import read_metadata
+    from aot.validate import check_signature, open_reference
+    from aot.validate.core import MAX_COUNT
+    from aot.validate.inputs import folder_samples, random_samples
+
+    metadata = read_metadata(args.folder)
+    # A wrong reference is reported before a board is borrowed.
+    check_signature(metadata, open_reference(args.model), Path(args.model))
+    specs = metadata["inputs"]
+    if args.inputs is not None:
+        samples = folder_samples(args.inputs, specs)
+    else:
+        count = 100 if args.count is None else args.count
+        if not 1 <= count <= MAX_COUNT or args.seed < 0:
+            return None  # validate_folder names the bad option
+        samples = list(random_samples(specs, count, args.seed))
+    sets = [sample.arrays for sample in samples]
+    progress_printer(args.quiet)(f"running {len(sets)} input set(s) on a board of key '{key}'")
+    outputs = run_sets_remote(args.folder, sets, tracker=tracker, key=key, timeout=args.timeout)
+    return ReplaySession(sets, outputs)

@@ -345,6 +345,25 @@ def run_remote(
     return wire.run_report_from_wire(result)
 
 
+def bench_remote(
+    folder: str | Path,
+    repeats: int,
+    timeout: float,
+    inputs: list[np.ndarray] | None = None,
+    *,
+    tracker: TrackerAddress,
+    key: str,
+) -> Any:
+    """``aot.bench.bench_folder`` on a farm board: the same BenchReport."""
+    from aot.bench import BenchReport
+
+    params = {"repeats": repeats, "timeout": timeout}
+    result = call_job(
+        folder, "bench", list(inputs or []), params, tracker=tracker, key=key, timeout=timeout
+    )
+    return BenchReport.from_json(result)
+
+
 def run_sets_remote(
     folder: str | Path,
     sets: list[list[np.ndarray]],

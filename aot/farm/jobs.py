@@ -119,7 +119,32 @@ def _runs(
     return {"outputs": outputs}
 
 
+def _bench(
+    folder: Path, inputs: list[np.ndarray], params: dict[str, Any], ctx: BoardContext
+) -> dict[str, Any]:
+    """``aot.bench.bench_folder`` on this board: the BenchReport as JSON."""
+    from aot.bench import bench_folder
+    from aot.device.client import check_repeats, check_timeout
+    from aot.runner import connect
+
+    def open_device(output: Path, metadata: dict[str, Any], board: Any, timeout: float) -> Any:
+        return connect(
+            output, metadata, board, timeout, ctx.serial_port, ctx.baud, ctx.flash_runner
+        )
+
+    report = bench_folder(
+        folder,
+        check_repeats(params.get("repeats", 10)),
+        check_timeout(params.get("timeout", 60.0)),
+        connect=open_device,
+        inputs=inputs or None,
+    )
+    return report.to_json()
+
+
 # HELLO, the run itself, and the outputs and statistics that follow it.
 register("run", _run, lambda params: 3)
 # HELLO, then one run (inputs in, outputs back) per set.
 register("runs", _runs, lambda params: 2 + int(params.get("sets", 1)))
+# HELLO, then per repeat its run and its profile, then the statistics.
+register("bench", _bench, lambda params: 2 + 2 * int(params.get("repeats", 10)))

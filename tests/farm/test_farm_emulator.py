@@ -1,5 +1,5 @@
 """Issue 12's loopback acceptance: a tracker and two emulated boards (mps2_an386 under
-QEMU) served by 'aot serve' on 127.0.0.1; 20 concurrent 'aot run --tracker' clients all
+QEMU) served by 'aot serve' on 127.0.0.1; 20 concurrent 'aot bench --tracker' clients all
 get the local result; killing one board's server mid-run fails only its client, at once;
 nothing is left running."""
 
@@ -26,7 +26,7 @@ def _qemus(pids: list[psutil.Process]) -> list[psutil.Process]:
 
 def test_twenty_concurrent_clients_on_two_emulated_boards(farm: Farm, m4_build: Path) -> None:
     servers = [farm.serve("m4", "mps2_an386") for _ in range(2)]
-    run = ["run", str(m4_build), "-i", str(EXAMPLE_INPUT), "--json", "--repeat", "20"]
+    run = ["bench", str(m4_build), "-i", str(EXAMPLE_INPUT), "--json", "-n", "5"]
     code, local, err = farm.cli(*run)
     assert code == 0, err
     expected = json.loads(local)
@@ -41,8 +41,8 @@ def test_twenty_concurrent_clients_on_two_emulated_boards(farm: Farm, m4_build: 
         assert json.loads(stdout) == expected
     # The tracker spread the clients over both boards.
     for server in servers:
-        assert server.text().count("'run' done") >= 1, server.text()
-    assert sum(s.text().count("'run' done") for s in servers) == CLIENTS
+        assert server.text().count("'bench' done") >= 1, server.text()
+    assert sum(s.text().count("'bench' done") for s in servers) == CLIENTS
 
 
 def test_killing_a_board_server_mid_run_fails_only_its_client(farm: Farm, m4_build: Path) -> None:
