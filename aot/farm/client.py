@@ -30,7 +30,8 @@ import numpy as np
 from aot.errors import ConfigError, DeviceError
 from aot.farm import jobs, wire
 
-# Seconds a board server may take to accept the connection the tracker promised.
+# Seconds to reach the tracker, to connect to the board server it names, and for that
+# server's hello.
 CONNECT_S = 10.0
 _ADDRESS_RE = re.compile(r"^(?P<host>\[[^\]]+\]|[^:\s]+):(?P<port>\d+)$")
 
@@ -178,7 +179,7 @@ class FarmBoard:
             ) from None
 
     def _hello(self) -> dict[str, Any]:
-        reply = _bounded(self._function("aot.farm.hello"), (), CONNECT_S, self.where)
+        reply = bytes(_bounded(self._function("aot.farm.hello"), (), CONNECT_S, self.where))
         hello = wire.decode_reply(reply, self.where)
         if hello.get("protocol") != wire.FARM_PROTOCOL:
             raise DeviceError(
@@ -195,11 +196,11 @@ class FarmBoard:
         """Runs ``job`` on the board; its result, or its AotError raised here."""
         function = self._function("aot.farm.call")
         request = wire.encode_request(job, params)
-        reply = _bounded(function, (job, bundle, request), seconds, self.where)
+        reply = bytes(_bounded(function, (job, bundle, request), seconds, self.where))
         return wire.decode_reply(reply, self.where)
 
 
-def _bounded(function: Callable[..., Any], args: tuple, seconds: float, where: str) -> bytes:
+def _bounded(function: Callable[..., Any], args: tuple, seconds: float, where: str) -> Any:
     """``function(*args)`` (a remote call, blocking in C++) within ``seconds``.
 
     The call runs in a daemon thread so a board server that stops answering without
@@ -208,7 +209,7 @@ def _bounded(function: Callable[..., Any], args: tuple, seconds: float, where: s
 
     def target() -> None:
         try:
-            box["value"] = bytes(function(*args))
+            box["value"] = function(*args)
         except Exception as err:  # reported in the caller's thread below
             box["error"] = err
 
@@ -266,9 +267,12 @@ def borrow(
                         f"for a board of key '{key}'"
                     ) from None
                 raise DeviceError(_queue_timeout(address, key, timeout)) from None
+        where = f"board '{key}' at {host}:{port}"
         try:
-            session = rpc.connect(host, port, matchkey, session_timeout=session_seconds)
-        except Exception:
+            session = _bounded(
+                rpc.connect, (host, port, matchkey, session_seconds), CONNECT_S, where
+            )
+        except DeviceError:
             # The server went away or renewed its match key after the tracker answered:
             # ask again; the tracker has dropped a dead server's entries by then.
             if time.monotonic() >= deadline:

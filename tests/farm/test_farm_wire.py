@@ -229,4 +229,4 @@ def test_a_remote_call_is_bounded_and_its_failures_are_named() -> None:
     with pytest.raises(DeviceError, match="closed the connection before answering") as caught:
         _bounded(closed, (), 33.0, "board")
     assert "kShutdown" not in str(caught.value)
-    assert _bounded(lambda: b"reply", (), 5.0, "board") == b"reply"
+    assert _bounded(lambda x: x, ("reply",), 5.0, "board") == "reply"
