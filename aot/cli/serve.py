@@ -8,17 +8,18 @@ import sys
 HELP = "offer a board attached to this machine (or an emulated one) to a board farm"
 
 DESCRIPTION = """\
-Register a board with a TVM RPC tracker under a key, so that 'aot run --tracker HOST:PORT
---key KEY' on any machine can borrow it: the client sends the firmware and inputs, this
-server starts QEMU or the host build, or flashes the board on --port, runs the model and
-returns the report. One 'aot serve' per board; clients queue at the tracker while every
-board of their key is busy. Serves until Ctrl-C or SIGTERM. See docs/farm.md.
+Register a board with a TVM RPC tracker under a key, so that 'aot run', 'aot bench' and
+'aot validate' with --tracker HOST:PORT --key KEY on any machine can borrow it: the
+client sends the firmware and inputs, this server starts QEMU or the host build, or
+flashes the board on --port, runs the job and returns the report. One 'aot serve' per
+board; clients queue at the tracker while every board of their key is busy. Serves until
+Ctrl-C or SIGTERM. See docs/farm.md.
 
 examples:
   python -m tvm.exec.rpc_tracker --host 0.0.0.0 --port 9190       the lab's tracker
   aot serve --tracker lab:9190 --key m4 --board mps2_an386          an emulated board
-  aot serve --tracker lab:9190 --key f746 --board nucleo_f746zg --port /dev/ttyACM0 \
-      --runner openocd
+  aot serve --tracker lab:9190 --key f746 --board nucleo_f746zg --port /dev/ttyACM0 \\
+    --runner openocd                                                 a physical board
   python -m tvm.exec.query_rpc_tracker --host lab --port 9190      boards and queue
 
 The server runs any firmware a client sends: serve only on a network you trust.
