@@ -91,8 +91,8 @@ class _Flatbuffer:
     def need(self, pos: int, length: int, what: str) -> None:
         if pos < 0 or length < 0 or pos + length > self.size:
             raise _Damage(
-                f"{what} at byte {pos} ({length} bytes) lies outside the {self.size}-byte "
-                "file (truncated or corrupt)"
+                f"{what}: {length} bytes at byte {pos}, outside the {self.size}-byte file "
+                "(truncated or corrupt)"
             )
 
     def read(self, fmt: str, pos: int, what: str) -> Any:
