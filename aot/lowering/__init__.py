@@ -54,6 +54,20 @@ class Step:
     # tell, e.g. after the stock frontends' fusion); what reports show instead of `operator`.
     source: tuple[SourceOperator, ...] = ()
     macs: int = 0  # multiply-accumulates per run, from the kernel's shapes (lowering/macs.py)
+    # Which backend emits the step and the target (compute unit) it runs on; a pool's
+    # ``targets`` must include it for every buffer the step reads or writes.
+    backend: str = "cpu"
+    target: str = "cpu"
+
+    @property
+    def reads(self) -> tuple[int, ...]:
+        """Tensor ids the step only reads (inputs, activations, constants)."""
+        return tuple(t for t in self.args if t not in self.outputs)
+
+    @property
+    def writes(self) -> tuple[int, ...]:
+        """Tensor ids the step writes."""
+        return self.outputs
 
     @property
     def label(self) -> str:

@@ -1,0 +1,285 @@
+"""The Backend API: what an accelerator team writes to put operators on its hardware.
+
+A backend is one Python class. The compiler calls its hooks in fixed phases:
+
+==============  ============================  ==================================================
+phase           hook                          receives -> returns
+==============  ============================  ==================================================
+partition       ``passes_before()``           Relax passes run on the imported module first
+partition       ``patterns()``                :class:`OperatorPattern` s (name, operator kinds,
+                                              a predicate on :class:`OperatorInfo`); fused with
+                                              Relax's ``FuseOpsByPattern`` and merged into one
+                                              function per region by ``MergeCompositeFunctions``
+partition       ``passes_after()``            Relax passes run after partitioning
+lower           ``lower(region, ctx)``        :class:`Region` -> :class:`Artifact` (TIR or the
+                                              backend's own data: command streams, parameters;
+                                              never C text)
+emit            ``emit(step, artifact, ctx)`` the step, its artifact, an :class:`EmitContext`
+                                              (C pointers of the step's buffers) ->
+                                              :class:`EmittedCode` (C functions, the
+                                              statements in ``run()``, headers)
+project         ``runtime()``                 -> :class:`RuntimeFiles`: driver / device-model
+                                              sources and headers the firmware compiles
+==============  ============================  ==================================================
+
+Memory: ``alignment`` is what every buffer the backend's steps touch is aligned to; which
+memories its target reaches is board data (``accelerators:`` in the board YAML, see
+``docs/boards.md``), read through :meth:`Backend.reachable_memories`. The memory planner
+puts every buffer (constants too) into a pool that all of its readers' and writers'
+targets reach: a pool's ``targets`` names those targets (``PoolSpec.targets``).
+
+Backends register by name in the ``aot.backends`` entry-point group (the value is the
+class), so ``aot build --accelerator NAME`` finds an out-of-tree package without a change
+to aot. The CPU backend (``aot/backends/cpu.py``) is the reference: it takes every operator
+no accelerator took, and lowers it through TIR to aot's C printer.
+
+This module is at the bottom of the house: it imports no stage, only ``aot.naming`` and
+``aot.errors``; the stages import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from aot.errors import ConfigError
+from aot.registry import Registry
+
+CPU_TARGET = "cpu"
+
+# The attribute the int8 importer sets on each operator's PrimFunc: the operator kind
+# (``conv2d_int8``) and its typed parameters (strides, zero points, requantization...).
+OPERATOR_KIND_ATTR = "aot.operator"
+OPERATOR_PARAMS_ATTR = "aot.params"
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One operand of an operator as a predicate or a lowering hook sees it."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    # The value when it is a constant (weights, bias, requantization tables), else None.
+    data: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None
+
+    @property
+    def size_bytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class OperatorInfo:
+    """One imported operator, the unit a pattern claims.
+
+    ``kind`` is the importer's operator kind (``conv2d_int8``, ``depthwise_conv2d_int8``,
+    ``fully_connected_int8``, ``add_int8``, ...; ``aot operators`` lists them) and
+    ``params`` its typed parameters: for the int8 convolutions ``strides``, ``dilation``,
+    ``padding`` (top, left), ``input_zp``, ``output_zp``, ``act_min``, ``act_max``,
+    ``multiplier`` and ``shift`` (ints when per-tensor, else tuples per channel),
+    ``zero_point_in_bias`` and, for depthwise, ``depth_multiplier``. ``inputs`` are in the
+    call's order (activation, weights, bias, requantization tables); ``source`` is the
+    source model's operator (``CONV_2D #3``) when the importer knows it.
+    """
+
+    kind: str
+    params: Mapping[str, Any]
+    inputs: tuple[TensorInfo, ...]
+    output: TensorInfo
+    source: Any = None  # aot.frontend.model.SourceOperator | None
+
+
+Predicate = Callable[[OperatorInfo], bool]
+
+
+@dataclass(frozen=True)
+class OperatorPattern:
+    """What a backend takes: operators of these kinds for which ``check`` holds.
+
+    ``name`` is registered with Relax's pattern registry as ``<backend>.<name>``. A
+    backend that needs a multi-operator pattern may override :meth:`Backend.fusion_patterns`
+    and return Relax ``FusionPattern`` s directly.
+    """
+
+    name: str
+    kinds: tuple[str, ...]
+    check: Predicate | None = None
+
+
+@dataclass(frozen=True)
+class Region:
+    """A partitioned function one backend takes: what :meth:`Backend.lower` receives.
+
+    ``operators`` are in execution order; ``params`` the function's parameters (model
+    tensors it reads: activations and constants) and ``outputs`` what it writes, both as
+    :class:`TensorInfo`. ``function`` is the Relax function (with its ``Composite``
+    functions inside) and ``module`` the IRModule holding the PrimFuncs it calls.
+    """
+
+    symbol: str  # C-safe name for this region, unique in the model (aot.naming)
+    backend: str
+    operators: tuple[OperatorInfo, ...]
+    params: tuple[TensorInfo, ...]
+    outputs: tuple[TensorInfo, ...]
+    function: Any = field(default=None, compare=False, repr=False)
+    module: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class BackendConstant:
+    """Read-only data a backend's step needs besides the model's own constants (command
+    streams, packed weights). It becomes a constant buffer of the step (after the region's
+    params), so the planner places it where the step's target reaches, like the weights."""
+
+    name: str
+    data: np.ndarray  # 1-D, any integer dtype; emitted as a const array of that dtype
+    alignment: int = 16
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """What lowering keeps for one step; no C text.
+
+    The CPU backend's artifact holds a TIR PrimFunc (``tir``); an accelerator's holds its
+    own data in ``payload`` (for example a command stream description). ``scratch_bytes``
+    is working memory the step needs only while it runs (planned like any buffer, passed
+    as the last pointer); ``elementwise`` allows its output to be computed in place over
+    its last-used input of the same size.
+    """
+
+    symbol: str
+    tir: Any = field(default=None, compare=False, repr=False)
+    payload: Any = field(default=None, compare=False, repr=False)
+    constants: tuple[BackendConstant, ...] = ()
+    scratch_bytes: int = 0
+    elementwise: bool = False
+
+
+@dataclass(frozen=True)
+class EmitContext:
+    """What emit knows about one step's buffers: a C expression per argument (the region's
+    params, then its outputs, then its backend constants), the scratch pointer (or None)
+    and the model's name (the prefix of every symbol)."""
+
+    model: str
+    args: tuple[str, ...]
+    arg_types: tuple[str, ...]  # C element types, e.g. "int8_t"
+    scratch: str | None
+    error_prefix: str  # the aot error macro prefix, e.g. "AOT_ERR_MODEL"
+
+
+@dataclass(frozen=True)
+class EmittedCode:
+    """A step's C: ``functions`` (definitions, into the kernels file), ``prototypes``
+    (into the library's internal header), ``call`` (statements inside ``run()``; they may
+    ``return`` an ``int32_t`` aot error code on failure), ``includes`` (headers the
+    kernels and executor files include, e.g. a driver's) and ``helpers`` (names of the C
+    printer's helper functions the functions use)."""
+
+    call: tuple[str, ...]
+    functions: tuple[str, ...] = ()
+    prototypes: tuple[str, ...] = ()
+    includes: tuple[str, ...] = ()
+    helpers: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class RuntimeFiles:
+    """Sources and headers a backend adds to the firmware (its driver or device model).
+
+    Sources are copied into the model library (``model/src/backends/<name>/``), headers
+    into ``model/include/``; ``include_dirs`` (absolute, for user-supplied drivers) and
+    ``defines`` are added to the build."""
+
+    sources: tuple[Path, ...] = ()
+    headers: tuple[Path, ...] = ()
+    include_dirs: tuple[Path, ...] = ()
+    defines: Mapping[str, str] = field(default_factory=dict)
+
+
+class Backend:
+    """Subclass this to add an accelerator. Only :meth:`patterns`, :meth:`lower` and
+    :meth:`emit` are required; every other hook has a default that does nothing."""
+
+    name: ClassVar[str] = ""  # the --accelerator name and registry key
+    description: ClassVar[str] = ""
+    # The compute unit its steps run on (a pool's ``targets`` entry); defaults to name.
+    target_name: ClassVar[str | None] = None
+    alignment: ClassVar[int] = 16  # bytes, for every buffer its steps touch
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.options: Mapping[str, Any] = dict(options or {})
+
+    @property
+    def target(self) -> str:
+        return self.target_name or self.name
+
+    # -- partition ---------------------------------------------------------------------
+    def patterns(self) -> Sequence[OperatorPattern]:
+        """The operators this backend takes (see :class:`OperatorPattern`)."""
+        raise NotImplementedError(f"backend {self.name} defines no patterns()")
+
+    def passes_before(self) -> Sequence[Any]:
+        """Relax passes to run on the imported module before partitioning."""
+        return ()
+
+    def passes_after(self) -> Sequence[Any]:
+        """Relax passes to run on the partitioned module."""
+        return ()
+
+    def can_lower(self, info: OperatorInfo) -> bool:
+        """Whether :meth:`lower` can handle this operator kind. A pattern that claims an
+        operator for which this is False is a bug in the backend, reported at build time
+        (default: every kind named by one of its patterns)."""
+        return any(info.kind in p.kinds for p in self.patterns())
+
+    # -- lower -------------------------------------------------------------------------
+    def lower(self, region: Region, ctx: Any = None) -> Artifact:
+        """Turn a region into an :class:`Artifact` (no C text)."""
+        raise NotImplementedError(f"backend {self.name} defines no lower()")
+
+    # -- emit --------------------------------------------------------------------------
+    def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
+        """The C for one step (see :class:`EmittedCode`)."""
+        raise NotImplementedError(f"backend {self.name} defines no emit()")
+
+    # -- project -----------------------------------------------------------------------
+    def runtime(self) -> RuntimeFiles:
+        """Driver or device-model files the firmware needs (none by default)."""
+        return RuntimeFiles()
+
+    # -- memory ------------------------------------------------------------------------
+    def reachable_memories(self, board: Any) -> tuple[str, ...] | None:
+        """The board memories this backend's target reads and writes: the board's
+        ``accelerators`` entry for this name (None: every memory, as for the CPU)."""
+        if board is None:
+            return None
+        for accelerator in getattr(board, "accelerators", ()):
+            if accelerator.name == self.name:
+                return tuple(accelerator.memories)
+        return None
+
+    def describe(self) -> list[str]:
+        """What ``aot backends`` prints about what the backend takes."""
+        return [f"{p.name}: {', '.join(p.kinds)}" for p in self.patterns()]
+
+
+backends: Registry[type[Backend]] = Registry("accelerator backend", "aot.backends")
+
+
+def get_backend(name: str, options: Mapping[str, Any] | None = None) -> Backend:
+    """An instance of the backend registered as ``name`` (built-in or entry point)."""
+    cls = backends.get(name)
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise ConfigError(
+            f"the aot.backends entry point '{name}' is not a subclass of aot.backends.Backend; "
+            "fix the package that declares it"
+        )
+    return cls(options)
