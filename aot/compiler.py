@@ -82,16 +82,12 @@ def compile_model(
     progress: Progress | None = None,
 ) -> CompiledLibrary:
     """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
-    from aot.codegen.executor import (
-        CodegenOptions,
-        generate_sources,
-        scratch_buffer_name,
-        tensor_buffer_name,
-    )
+    from aot.codegen.executor import CodegenOptions, generate_sources
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
-    from aot.lowering.liveness import workspace_buffers
+    from aot.naming import scratch_buffer_name, tensor_buffer_name
     from aot.planning import plan_memory
+    from aot.planning.liveness import workspace_buffers
 
     def report(message: str) -> None:
         if progress is not None:

@@ -28,7 +28,7 @@ def model_buffers(path: Path) -> tuple[list[Buffer], list[str]]:
     from aot.compiler import CompileOptions
     from aot.frontend import import_model
     from aot.lowering import lower
-    from aot.lowering.liveness import workspace_buffers
+    from aot.planning.liveness import workspace_buffers
 
     options = CompileOptions()
     lowered = lower(import_model(path, options.frontend), options.name)

@@ -101,6 +101,15 @@ class MemoryRegion:
 
 
 @dataclass(frozen=True)
+class Accelerator:
+    """An accelerator on the board: its backend's name and the memories it reaches."""
+
+    name: str
+    memories: tuple[str, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class QemuConfig:
     machine: str
     cpu: str | None = None
@@ -148,6 +157,7 @@ class Board:
     features: Features = field(default_factory=Features)
     clock_hz: int | None = None
     memories: tuple[MemoryRegion, ...] = ()
+    accelerators: tuple[Accelerator, ...] = ()
     zephyr_board: str | None = None
     zephyr_sram: str | None = None  # the memory that is Zephyr's chosen zephyr,sram
     aliases: tuple[str, ...] = ()  # other names --board accepts
@@ -183,6 +193,17 @@ class Board:
                 f"board '{self.name}' has no port for project template '{template}'; "
                 f"it supports: {known}"
             ) from None
+
+    def accelerator(self, name: str) -> Accelerator:
+        """The accelerator named ``name``; a one-line error naming the ones it has."""
+        for accelerator in self.accelerators:
+            if accelerator.name == name:
+                return accelerator
+        have = ", ".join(a.name for a in self.accelerators) or "none"
+        raise ConfigError(
+            f"board {self.name} has no accelerator '{name}' (it has: {have}); pick another "
+            "--board, drop --accelerator, or declare it under 'accelerators:' in the board's YAML"
+        )
 
     def region(self, name: str) -> MemoryRegion:
         for region in self.memories:
@@ -341,6 +362,10 @@ def board_from_data(
         features=features,
         clock_hz=data.get("clock_hz"),
         memories=memories,
+        accelerators=tuple(
+            Accelerator(a["name"], tuple(a["memories"]), a.get("note", ""))
+            for a in data.get("accelerators", [])
+        ),
         zephyr_board=(data.get("zephyr") or {}).get("board"),
         zephyr_sram=(data.get("zephyr") or {}).get("sram"),
         aliases=tuple(data.get("aliases", [])),
@@ -383,6 +408,16 @@ def board_from_data(
     if board.kind == "mcu":
         for kind in ("code", "data", "stack"):
             board.default_region(kind)
+    accelerator_names = [a.name for a in board.accelerators]
+    if len(set(accelerator_names)) != len(accelerator_names):
+        raise ConfigError(f"{source}: accelerator names must be unique, got {accelerator_names}")
+    for accelerator in board.accelerators:
+        unknown = [m for m in accelerator.memories if m not in names]
+        if unknown:
+            raise ConfigError(
+                f"{source}: accelerator '{accelerator.name}' reaches unknown memories "
+                f"{', '.join(unknown)}; known: {', '.join(names) or 'none'}"
+            )
     if board.zephyr_sram is not None:
         try:
             board.region(board.zephyr_sram)

@@ -12,6 +12,7 @@ import numpy as np
 
 from aot.codegen.c_kernel import c_literal, c_type, helper_definitions
 from aot.lowering import CONSTANT, INPUT, OUTPUT, LoweredModel, Tensor
+from aot.naming import constant_symbol, pool_symbol, scratch_buffer_name, tensor_buffer_name
 from aot.planning import MemoryPlan
 
 # Matches aot_dtype_t in aot/runtime_c/include/aot/model.h.
@@ -46,22 +47,6 @@ class GeneratedSources:
 
     files: dict[str, str]
     constants_bytes: int
-
-
-def scratch_buffer_name(step_index: int) -> str:
-    return f"scratch_{step_index}"
-
-
-def tensor_buffer_name(tensor: Tensor) -> str:
-    return f"tensor_{tensor.id}_{tensor.name}"
-
-
-def pool_symbol(model: str, pool: str) -> str:
-    return f"aot_{model}_pool_{pool}"
-
-
-def constant_symbol(model: str, tensor: Tensor) -> str:
-    return f"aot_{model}_const_{tensor.id}"
 
 
 def _array_initializer(data: np.ndarray, dtype: str) -> str:

@@ -167,6 +167,8 @@ class _Importer:
         self.graph = self.model.Subgraphs(0)
         self.tensors = [self._tensor(i) for i in range(self.graph.TensorsLength())]
         self.values: dict[int, Any] = {}
+        # PrimFunc name -> (operator kind, typed parameters), see ``emit``.
+        self.operator_attrs: dict[str, tuple[str, dict[str, Any]]] = {}
         self.op_index = -1
         self.op_name = ""
 
@@ -223,6 +225,15 @@ class _Importer:
 
     # -- errors ----------------------------------------------------------------------
 
+    def emit(self, bb: Any, fn: Callable[..., Any], *args: Any, name: str, **kwargs: Any) -> Any:
+        """Emit one operator as a ``call_tir`` of the TE compute ``fn`` and remember its
+        kind (``name``) and typed parameters, which ``run`` attaches to the PrimFunc."""
+        call = bb.call_te(fn, *args, primfunc_name_hint=name, **kwargs)
+        # Parameters baked into the compute only: structurally equal PrimFuncs (which the
+        # BlockBuilder shares between calls) then carry equal attributes.
+        self.operator_attrs[call.args[0].name_hint] = (name, _typed_params(fn, args, kwargs))
+        return bb.emit(call)
+
     def unsupported(self, what: str) -> UnsupportedError:
         return UnsupportedError(
             f"{self.source}: operator {self.op_index} ({self.op_name}): {what}; "
@@ -262,7 +273,7 @@ class _Importer:
             _close_function_scope(bb)
             raise
         return ImportedModel(
-            relax_module=bb.get(),
+            relax_module=_annotate_operators(bb.get(), self.operator_attrs),
             inputs=tuple(i.spec() for i in inputs),
             outputs=tuple(o.spec() for o in outputs),
             source_path=self.source,
@@ -406,6 +417,47 @@ def _identifier(name: str, used: set[str]) -> str:
 
 # -- operator handlers --------------------------------------------------------------------
 
+
+def _typed_params(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> dict:
+    """The compute's arguments that are plain values (ints, floats, bools, tuples of them),
+    by parameter name, plus ``operands``: the names of the tensor arguments in call order."""
+    import inspect
+
+    from tvm import relax
+
+    bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    params: dict[str, Any] = {}
+    operands: list[str] = []
+    for key, value in bound.items():
+        if isinstance(value, relax.Expr):
+            operands.append(key)
+        elif isinstance(value, tuple | list) and all(isinstance(v, relax.Expr) for v in value):
+            operands.extend(f"{key}{i}" for i in range(len(value)))
+        elif isinstance(value, bool | int | float | str):
+            params[key] = value
+        elif isinstance(value, tuple | list) and all(isinstance(v, int | float) for v in value):
+            params[key] = tuple(value)
+        elif isinstance(value, np.ndarray) and value.ndim == 1 and value.size <= 256:
+            params[key] = tuple(value.tolist())  # e.g. a lookup table
+    params["operands"] = tuple(operands)
+    return params
+
+
+def _annotate_operators(mod: Any, attrs: dict[str, tuple[str, dict[str, Any]]]) -> Any:
+    """Set ``aot.operator`` and ``aot.params`` on every operator's PrimFunc, so that the
+    partition stage's patterns can read an operator's kind and quantization."""
+    from aot.backends.base import OPERATOR_KIND_ATTR, OPERATOR_PARAMS_ATTR
+
+    for gv in list(mod.functions.keys()):
+        entry = attrs.get(gv.name_hint)
+        if entry is None:
+            continue
+        kind, params = entry
+        func = mod[gv].with_attrs({OPERATOR_KIND_ATTR: kind, OPERATOR_PARAMS_ATTR: params})
+        mod.update_func(gv, func)
+    return mod
+
+
 Handler = Callable[[_Importer, Any, Any, list[int], _TensorInfo], Any]
 _HANDLERS: dict[str, Handler] = {}
 
@@ -417,10 +469,6 @@ def _handler(*names: str) -> Callable[[Handler], Handler]:
         return fn
 
     return register
-
-
-def _emit(bb: Any, fn: Callable[..., Any], *args: Any, name: str, **kwargs: Any) -> Any:
-    return bb.emit_te(fn, *args, primfunc_name_hint=name, **kwargs)
 
 
 def _padding(
@@ -558,7 +606,7 @@ def _conv2d(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
     bias, folded = _bias_for(imp, ins, out_c, x.zp, (1, 2, 3))
-    return _emit(
+    return imp.emit(
         bb, int8.conv2d, imp.value(ins[0]), imp.value(ins[1]), bias, requant["multiplier"],
         requant["shift"], packed_shift_base=requant["packed_shift_base"], name="conv2d_int8",
         out_shape=out.shape, strides=strides, dilation=dilation, padding=padding,
@@ -588,7 +636,7 @@ def _depthwise(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
     bias, folded = _bias_for(imp, ins, out_c, x.zp, (0, 1, 2))
-    return _emit(
+    return imp.emit(
         bb, int8.depthwise_conv2d, imp.value(ins[0]), imp.value(ins[1]), bias,
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
         name="depthwise_conv2d_int8", out_shape=out.shape, strides=strides, dilation=dilation,
@@ -630,7 +678,7 @@ def _fully_connected(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Ten
         bias, folded = _bias_for(imp, ins, out_c, x.zp, (1,))
     else:
         bias, folded = _bias(imp, ins, out_c), False
-    return _emit(
+    return imp.emit(
         bb, int8.fully_connected, imp.value(ins[0]), imp.value(ins[1]), bias,
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
         name="fully_connected_int8", out_shape=out.shape, input_zp=x.zp, weight_zp=w.zp,
@@ -665,7 +713,7 @@ def _add(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     m1, s1 = fp.quantize_multiplier_smaller_than_one(a.s / twice_max)
     m2, s2 = fp.quantize_multiplier_smaller_than_one(b.s / twice_max)
     mo, so = fp.quantize_multiplier_smaller_than_one(twice_max / ((1 << left_shift) * out.s))
-    return _emit(
+    return imp.emit(
         bb, int8.add, imp.value(ins[0]), imp.value(ins[1]), name="add_int8",
         out_shape=out.shape, lhs_offset=-a.zp, rhs_offset=-b.zp, left_shift=left_shift,
         lhs_multiplier=m1, lhs_shift=s1, rhs_multiplier=m2, rhs_shift=s2,
@@ -686,7 +734,7 @@ def _mul(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     opts = _options(op, "MulOptions")
     act_min, act_max = (-128, 127) if opts is None else imp.activation(opts, out)
     m, s = fp.checked_quantize_multiplier(a.s * b.s / out.s)
-    return _emit(
+    return imp.emit(
         bb, int8.mul, imp.value(ins[0]), imp.value(ins[1]), name="mul_int8",
         out_shape=out.shape, lhs_offset=-a.zp, rhs_offset=-b.zp, output_multiplier=m,
         output_shift=s, output_zp=out.zp, act_min=act_min, act_max=act_max,
@@ -719,7 +767,9 @@ def _average_pool(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tensor
     from aot.ops import int8
 
     kwargs = _pool(imp, op, ins, out)
-    return _emit(bb, int8.average_pool2d, imp.value(ins[0]), name="average_pool2d_int8", **kwargs)
+    return imp.emit(
+        bb, int8.average_pool2d, imp.value(ins[0]), name="average_pool2d_int8", **kwargs
+    )
 
 
 @_handler("MAX_POOL_2D")
@@ -727,7 +777,7 @@ def _max_pool(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
     from aot.ops import int8
 
     kwargs = _pool(imp, op, ins, out)
-    return _emit(bb, int8.max_pool2d, imp.value(ins[0]), name="max_pool2d_int8", **kwargs)
+    return imp.emit(bb, int8.max_pool2d, imp.value(ins[0]), name="max_pool2d_int8", **kwargs)
 
 
 @_handler("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
@@ -741,7 +791,7 @@ def _reshape(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
         raise imp.unsupported(f"cannot reshape {list(x.shape)} to {list(out.shape)}")
     if x.shape == out.shape:
         return imp.value(ins[0])
-    return _emit(bb, int8.reshape, imp.value(ins[0]), name="reshape_int8", out_shape=out.shape)
+    return imp.emit(bb, int8.reshape, imp.value(ins[0]), name="reshape_int8", out_shape=out.shape)
 
 
 @_handler("SOFTMAX")
@@ -759,7 +809,7 @@ def _softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
     real = min(beta * x.s * (1 << (31 - 5)), cap)
     mult, left_shift = fp.quantize_multiplier_greater_than_one(real)
     diff_min = -fp.calculate_input_radius(5, left_shift)
-    return _emit(
+    return imp.emit(
         bb, int8.softmax, imp.value(ins[0]), name="softmax_int8", input_multiplier=mult,
         input_left_shift=left_shift, diff_min=diff_min,
     )  # fmt: skip
@@ -781,7 +831,7 @@ def _pad(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     expected = tuple(int(d + p.sum()) for d, p in zip(x.shape, paddings))
     if expected != out.shape:
         raise imp.unsupported(f"output shape {list(out.shape)} is not {list(expected)}")
-    return _emit(
+    return imp.emit(
         bb, int8.pad, imp.value(ins[0]), name="pad_int8",
         paddings=[(int(a), int(b)) for a, b in paddings], out_shape=out.shape, value=value,
     )  # fmt: skip
@@ -809,7 +859,7 @@ def _concatenation(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tenso
     def concat(*tensors: Any) -> Any:
         return int8.concatenate(*tensors, axis=axis, out_shape=out.shape)
 
-    return _emit(bb, concat, *values, name="concatenation_int8")
+    return imp.emit(bb, concat, *values, name="concatenation_int8")
 
 
 @_handler("MEAN")
@@ -828,7 +878,7 @@ def _mean(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     extra = min(count.bit_length() - 1, 32, 31 + shift)
     mult = int((mult << extra) // count)
     shift -= extra
-    return _emit(
+    return imp.emit(
         bb, int8.mean, imp.value(ins[0]), name="mean_int8", axes=axes, keep_dims=keep_dims,
         out_shape=out.shape, input_zp=x.zp, output_multiplier=mult, output_shift=shift,
         output_zp=out.zp,
@@ -844,14 +894,14 @@ def _quantize(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
     imp.expect(out, ["int8", "uint8"], "output")
     imp.per_tensor(out, "output")
     if x.dtype == "float32":
-        return _emit(
+        return imp.emit(
             bb, int8.quantize, imp.value(ins[0]), name="quantize_int8", scale=out.s,
             zero_point=out.zp, out_dtype=out.dtype,
         )  # fmt: skip
     imp.per_tensor(x, "input")
     m, s = fp.checked_quantize_multiplier(x.s / out.s)
     lo, hi = (-128, 127) if out.dtype == "int8" else (0, 255)
-    return _emit(
+    return imp.emit(
         bb, int8.requantize, imp.value(ins[0]), name="requantize_int8", input_zp=x.zp,
         output_multiplier=m, output_shift=s, output_zp=out.zp, act_min=lo, act_max=hi,
         out_dtype=out.dtype,
@@ -866,7 +916,7 @@ def _dequantize(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     imp.expect(x, ["int8", "uint8"], "input")
     imp.expect(out, ["float32"], "output")
     imp.per_tensor(x, "input")
-    return _emit(
+    return imp.emit(
         bb, int8.dequantize, imp.value(ins[0]), name="dequantize_int8", scale=x.s, zero_point=x.zp
     )
 
@@ -927,7 +977,7 @@ def _lut_op(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     transform = _sigmoid if imp.op_name == "LOGISTIC" else _tanhf
     table = relax.const(_lut(x, out, transform))
     name = "logistic_int8" if imp.op_name == "LOGISTIC" else "tanh_int8"
-    return _emit(bb, int8.lookup_table, imp.value(ins[0]), table, name=name)
+    return imp.emit(bb, int8.lookup_table, imp.value(ins[0]), table, name=name)
 
 
 @_handler("HARD_SWISH")
@@ -943,7 +993,7 @@ def _hard_swish(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     if out_e > 0:
         raise imp.unsupported("the output scale is too small relative to the input scale")
     rel_m, rel_e = fp.checked_quantize_multiplier(float(hires / reluish_scale))
-    return _emit(
+    return imp.emit(
         bb, int8.hard_swish, imp.value(ins[0]), name="hard_swish_int8", input_zp=x.zp,
         output_zp=out.zp, output_multiplier=fp.downscale_multiplier_to_int16(out_m),
         output_exponent=out_e, reluish_multiplier=fp.downscale_multiplier_to_int16(rel_m),
@@ -965,7 +1015,7 @@ def _relu(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     lo = max(-128, fp.quantize_f32(lows[imp.op_name], out.s, out.zp))
     high = highs[imp.op_name]
     hi = 127 if high is None else min(127, fp.quantize_f32(high, out.s, out.zp))
-    return _emit(
+    return imp.emit(
         bb, int8.requantize, imp.value(ins[0]), name=f"{imp.op_name.lower()}_int8",
         input_zp=x.zp, output_multiplier=m, output_shift=s, output_zp=out.zp, act_min=lo,
         act_max=hi,
@@ -1016,7 +1066,7 @@ def _strided_slice(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tenso
         raise imp.unsupported(
             f"computed slice shape {full} does not match output {list(out.shape)}"
         )
-    return _emit(
+    return imp.emit(
         bb, int8.strided_slice, imp.value(ins[0]), name="strided_slice_int8", begin=starts,
         strides=steps, out_shape_full=full, out_shape=out.shape,
     )  # fmt: skip
@@ -1032,7 +1082,7 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     perm = [int(p) % len(x.shape) for p in imp.constant(ins[1], "the permutation").reshape(-1)]
     if sorted(perm) != list(range(len(x.shape))):
         raise imp.unsupported(f"{perm} is not a permutation")
-    return _emit(bb, int8.transpose, imp.value(ins[0]), name="transpose_int8", perm=perm)
+    return imp.emit(bb, int8.transpose, imp.value(ins[0]), name="transpose_int8", perm=perm)
 
 
 SUPPORTED_OPERATORS: tuple[str, ...] = tuple(sorted(_HANDLERS))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aot.codegen.executor import scratch_buffer_name, tensor_buffer_name
 from aot.lowering import INPUT, INTERMEDIATE, OUTPUT, LoweredModel
+from aot.naming import scratch_buffer_name, tensor_buffer_name
 from aot.planning import Buffer
 
 

@@ -1,0 +1,45 @@
+"""Names shared by several stages: buffers, C symbols, kernel names.
+
+Lowering names kernels and tensors, planning names buffers, emit names C symbols, and
+reports show the same buffer names; all of them take the names from here so that no stage
+imports a later one to agree on a name. This module imports nothing of aot.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+
+class _Named(Protocol):
+    id: int
+    name: str
+
+
+def c_identifier(text: str) -> str:
+    """``text`` as a C identifier: runs of other characters become ``_``."""
+    name = re.sub(r"\W+", "_", text).strip("_") or "t"
+    return name if not name[0].isdigit() else "t_" + name
+
+
+def kernel_symbol(model: str, function: str) -> str:
+    """The C symbol of a lowered function (a kernel or a backend region)."""
+    return f"aot_{model}_{c_identifier(function)}"
+
+
+def tensor_buffer_name(tensor: _Named) -> str:
+    """The planner's name for the buffer that holds a tensor."""
+    return f"tensor_{tensor.id}_{tensor.name}"
+
+
+def scratch_buffer_name(step_index: int) -> str:
+    """The planner's name for a step's scratch buffer."""
+    return f"scratch_{step_index}"
+
+
+def pool_symbol(model: str, pool: str) -> str:
+    return f"aot_{model}_pool_{pool}"
+
+
+def constant_symbol(model: str, tensor: _Named) -> str:
+    return f"aot_{model}_const_{tensor.id}"
