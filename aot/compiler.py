@@ -46,6 +46,8 @@ class CompileOptions:
     workspace_alignment: int = 16
     io_in_pool: bool = False  # inputs and outputs planned into the pools too
     profile: bool = False  # the executor times each step (aot build --profile)
+    # Accelerator backends by registry name, in priority order (--accelerator).
+    accelerators: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -58,6 +60,11 @@ class CompileOptions:
                 raise ConfigError(f"alignment {alignment} is not a power of two")
         if not self.pools:
             raise ConfigError("at least one workspace pool is needed")
+        if len(set(self.accelerators)) != len(self.accelerators):
+            raise ConfigError(
+                f"--accelerator repeats a name ({', '.join(self.accelerators)}); give each once, "
+                "in priority order"
+            )
 
 
 @dataclass(frozen=True)
@@ -82,12 +89,15 @@ def compile_model(
     progress: Progress | None = None,
 ) -> CompiledLibrary:
     """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
+    from aot.backends import get_backend
     from aot.codegen.executor import CodegenOptions, generate_sources
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
     from aot.naming import scratch_buffer_name, tensor_buffer_name
+    from aot.partition import partition
     from aot.planning import plan_memory
     from aot.planning.liveness import workspace_buffers
+    from aot.planning.order import schedule
 
     def report(message: str) -> None:
         if progress is not None:
@@ -100,11 +110,17 @@ def compile_model(
     timings["import_s"] = time.perf_counter() - start
 
     mark = time.perf_counter()
-    report(f"lowering {len(imported.operators)} operators to C kernels")
-    lowered = lower(imported, options.name, progress=None)
+    backends = [get_backend(name) for name in options.accelerators]
+    partitioned = partition(imported, backends, progress=report if backends else None)
+    timings["partition_s"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    report(f"lowering {len(imported.operators)} operators")
+    lowered = lower(partitioned, options.name, progress=None)
     timings["lower_s"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
+    lowered = schedule(lowered)
     buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
     pools = [p.pool() for p in options.pools]
     step_names = [f"step {s.index} ({s.label})" for s in lowered.steps]
@@ -125,13 +141,24 @@ def compile_model(
         ),
     )
     library_dir = output / LIBRARY_DIR
-    write_files(library_dir, generated.files)
+    files = dict(generated.files)
+    include_dirs: list[str] = []
+    for backend in backends:
+        if not any(step.backend == backend.name for step in lowered.steps):
+            continue  # took nothing: its driver is not needed
+        runtime = backend.runtime()
+        for path in runtime.sources:
+            files[f"src/{path.name}"] = path.read_text()
+        for path in runtime.headers:
+            files[f"include/{path.name}"] = path.read_text()
+        include_dirs += [str(d) for d in runtime.include_dirs]
+    write_files(library_dir, files)
     copy_runtime_headers(library_dir / "include")
     timings["codegen_s"] = time.perf_counter() - mark
     timings["total_s"] = time.perf_counter() - start
 
     source_bytes = Path(model_path).read_bytes()
-    c_lines = sum(content.count("\n") for content in generated.files.values())
+    c_lines = sum(content.count("\n") for content in files.values())
     buffers_by_name = {b.name: b for b in buffers}
     # What each buffer holds in the source model's words, for inspect and the picture.
     holds: dict[str, dict[str, Any]] = {}
@@ -156,6 +183,18 @@ def compile_model(
             "frontend": imported.frontend,
             "source_operators": [op.to_json() for op in imported.sources],
         },
+        # Backends in priority order (the CPU last, taking what is left), what each took.
+        "backends": [
+            {
+                "name": b.name,
+                "target": b.target,
+                "steps": sum(step.backend == b.name for step in lowered.steps),
+                "source_operators": sum(
+                    len(step.source) for step in lowered.steps if step.backend == b.name
+                ),
+            }
+            for b in [*backends, lowered.backends["cpu"]]
+        ],
         "inputs": [
             _io_json(spec, tensor)
             for spec, tensor in zip(imported.inputs, lowered.inputs, strict=True)
@@ -171,6 +210,8 @@ def compile_model(
                 "label": step.label,
                 "source_operators": [op.to_json() for op in step.source],
                 "kernel": step.kernel,
+                "backend": step.backend,
+                "target": step.target,
                 "scratch_bytes": step.scratch_bytes,
                 "macs": step.macs,
                 "workspace_bytes": sum(
@@ -217,8 +258,8 @@ def compile_model(
         },
         "library": {
             "dir": LIBRARY_DIR,
-            "include_dirs": [f"{LIBRARY_DIR}/include"],
-            "sources": sorted(f"{LIBRARY_DIR}/{f}" for f in generated.files if f.endswith(".c")),
+            "include_dirs": [f"{LIBRARY_DIR}/include", *include_dirs],
+            "sources": sorted(f"{LIBRARY_DIR}/{f}" for f in files if f.endswith(".c")),
             "c_lines": c_lines,
             "header": f"{LIBRARY_DIR}/include/aot_{options.name}.h",
             "run_function": f"aot_{options.name}_run",

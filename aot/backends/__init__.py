@@ -18,12 +18,16 @@ from aot.backends.base import (
     backends,
     get_backend,
 )
+from aot.backends.cpu import CpuBackend
+
+backends.add(CPU_TARGET, CpuBackend)
 
 __all__ = [
     "CPU_TARGET",
     "Artifact",
     "Backend",
     "BackendConstant",
+    "CpuBackend",
     "EmitContext",
     "EmittedCode",
     "OperatorInfo",

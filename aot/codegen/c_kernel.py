@@ -18,11 +18,7 @@ import numpy as np
 from tvm import ir, tirx
 
 from aot.errors import UnsupportedError
-
-# Allocations up to this size stay local C arrays (register-sized accumulators); anything
-# larger goes to the kernel's scratch area so that no kernel frame grows past ~1 KiB.
-MAX_LOCAL_ALLOCATION_BYTES = 64
-SCRATCH_ALIGNMENT = 16
+from aot.lowering.analysis import MAX_LOCAL_ALLOCATION_BYTES, SCRATCH_ALIGNMENT
 
 C_TYPES = {
     "bool": "uint8_t",

@@ -1,25 +1,25 @@
-"""The lowering stage: Relax IRModule -> TIR kernels + an execution graph.
+"""The lowering stage: partitioned Relax IRModule -> per-step artifacts + a step graph.
 
-Stock Relax passes legalize and fuse the graph; the s_tir pipeline lowers each fused
-PrimFunc without MakePackedAPI (no TVM calling convention, no runtime); the C emitter
-prints each kernel. The Relax ``main`` becomes a flat list of steps over tensors, which
-the memory planner and the executor emitter consume. No Relax VM is involved.
+Stock Relax passes legalize and fuse what the CPU keeps; the s_tir pipeline lowers each
+fused PrimFunc without MakePackedAPI (no TVM calling convention, no runtime); each
+accelerator region goes to its backend's ``lower`` hook. The Relax ``main`` becomes a flat
+list of steps over tensors, each naming its backend and target; the planner orders them
+and places their buffers, and emit asks each step's backend for its C. No C text here,
+and no Relax VM.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
-from aot.codegen.c_kernel import EmittedKernel, emit_kernel
-from aot.errors import InternalError, UnsupportedError
+from aot.backends.base import CPU_TARGET, Artifact, Backend, Region
+from aot.errors import AotError, InternalError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
-from aot.lowering.analysis import is_identity_copy
 from aot.lowering.macs import kernel_macs
-from aot.lowering.schedule import fuse_for_memory
+from aot.naming import c_identifier, kernel_symbol
+from aot.partition import PartitionedModel, partition, region_operators, tensor_info
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
 OPAQUE_PATTERN = 8  # relax OpPatternKind.kOpaque
@@ -81,12 +81,21 @@ class LoweredModel:
     imported: ImportedModel
     tensors: tuple[Tensor, ...]
     steps: tuple[Step, ...]
-    kernels: tuple[EmittedKernel, ...]
-    # Peak of live intermediate bytes in the frontend's operator order (the bound that
-    # docs/memory_planning.md defines); the plan is compared against it.
+    # What each step's backend lowered, keyed by ``Step.kernel``, in emission order.
+    artifacts: tuple[Artifact, ...] = ()
+    # The backends that emit the steps, by name ("cpu" always among them).
+    backends: dict[str, Backend] = field(default_factory=dict, compare=False)
+    # Set by the planning stage (aot.planning.order.schedule): the peak of live
+    # intermediate bytes in the frontend's operator order (the bound docs/memory_planning.md
+    # defines), and tensor id -> tensor id whose memory it reuses (in-place steps).
     activation_lower_bound: int = 0
-    # Tensor id -> tensor id whose memory it reuses (elementwise kernels run in place).
     shared: dict[int, int] = field(default_factory=dict, compare=False)
+
+    def artifact(self, symbol: str) -> Artifact:
+        for artifact in self.artifacts:
+            if artifact.symbol == symbol:
+                return artifact
+        raise InternalError(f"no artifact {symbol}")
 
     def memory_root(self, tensor_id: int) -> int:
         """The tensor whose buffer ``tensor_id`` lives in."""
@@ -150,16 +159,12 @@ def tir_passes() -> list[object]:
     ]
 
 
-def c_identifier(text: str) -> str:
-    name = re.sub(r"\W+", "_", text).strip("_") or "t"
-    return name if not name[0].isdigit() else "t_" + name
-
-
 class _GraphBuilder:
-    def __init__(self, imported: ImportedModel) -> None:
+    def __init__(self, imported: ImportedModel, regions: dict[str, str] | None = None) -> None:
         self.imported = imported
+        self.regions = regions or {}  # region function name -> backend name
         self.tensors: list[Tensor] = []
-        # (prim func, args, outputs, name of the Relax variable bound to the call)
+        # (prim func or region, args, outputs, name of the Relax variable bound to the call)
         self.steps: list[tuple[str, list[int], list[int], str]] = []
         self.values: dict[int, list[int]] = {}  # relax var handle -> tensor ids
         self.constants: dict[int, int] = {}  # relax constant handle -> tensor id
@@ -211,9 +216,16 @@ class _GraphBuilder:
             for binding in block.bindings:
                 value = binding.value
                 key = binding.var.__chandle__()
-                if isinstance(value, ir.Call) and _op_name(value.op) == "relax.call_tir":
-                    prim_func = value.args[0].name_hint
-                    args = self.tensor_ids(value.args[1])
+                region = _region_name(value, self.regions)
+                if region is not None or (
+                    isinstance(value, ir.Call) and _op_name(value.op) == "relax.call_tir"
+                ):
+                    if region is not None:
+                        prim_func = region
+                        args = [i for a in value.args for i in self.tensor_ids(a)]
+                    else:
+                        prim_func = value.args[0].name_hint
+                        args = self.tensor_ids(value.args[1])
                     var_type = binding.var.ty
                     out_infos = (
                         list(var_type.fields)
@@ -282,39 +294,53 @@ def _op_name(op: object) -> str | None:
     return str(name) if name is not None else None
 
 
-def lower(imported: ImportedModel, name: str, progress: object = None) -> LoweredModel:
-    """Lower an imported model to C kernels and an execution graph."""
-    import tvm
-    from tvm import tirx
+def _region_name(value: object, regions: dict[str, str]) -> str | None:
+    """The region a binding calls (a function a backend took), else None."""
+    from tvm import ir
 
-    module = imported.relax_module
+    is_call = isinstance(value, ir.Call) and isinstance(value.op, ir.GlobalVar)
+    if is_call and value.op.name_hint in regions:
+        return str(value.op.name_hint)
+    return None
+
+
+def lower(
+    model: PartitionedModel | ImportedModel,
+    name: str,
+    progress: object = None,
+    cpu: Backend | None = None,
+) -> LoweredModel:
+    """Lower a partitioned model to per-step artifacts and a step graph (in the frontend's
+    order; ``aot.planning.order.schedule`` orders it for memory). An ``ImportedModel`` is
+    partitioned first with no accelerator: everything goes to the CPU."""
+    import tvm
+
+    from aot.backends.cpu import CpuBackend
+
+    partitioned = model if isinstance(model, PartitionedModel) else partition(model)
+    imported = partitioned.imported
+    cpu = cpu or CpuBackend()
+    backends: dict[str, Backend] = {CPU_TARGET: cpu}
+    backends.update({b.name: b for b in partitioned.backends})
+
+    module = partitioned.module
     with tvm.transform.PassContext(opt_level=3):
         module = tvm.transform.Sequential(relax_passes())(module)
-    builder = _GraphBuilder(imported)
+    builder = _GraphBuilder(imported, partitioned.regions)
     builder.build(module["main"])
 
     used = sorted({prim for prim, _, _, _ in builder.steps})
-    target = tvm.target.Target({"kind": "c"})
-    kernels: dict[str, EmittedKernel] = {}
+    artifacts: dict[str, Artifact] = {}
     copies: set[str] = set()
-    # Relax op patterns: 0 elementwise, 1 broadcast; both may run in place on the input
-    # that has the output's shape.
-    elementwise = {p for p in used if int(module[p].attrs.get("op_pattern", OPAQUE_PATTERN)) <= 1}
     macs: dict[str, int] = {}
     for prim_name in used:
+        if prim_name in partitioned.regions:
+            continue
         if progress is not None:
             progress(f"lowering {prim_name}")
         macs[prim_name] = kernel_macs(module[prim_name])
-        func = fuse_for_memory(module[prim_name])
-        tir_module = tvm.IRModule({prim_name: func.with_attr("global_symbol", prim_name)})
-        tir_module = tirx.transform.BindTarget(target)(tir_module)
-        with tvm.transform.PassContext(opt_level=3, config=TIR_CONFIG):
-            tir_module = tvm.transform.Sequential(tir_passes())(tir_module)
-        symbol = f"aot_{name}_{c_identifier(prim_name)}"
-        kernels[prim_name] = emit_kernel(
-            symbol, tir_module[prim_name], restrict=prim_name not in elementwise
-        )
-        if is_identity_copy(tir_module[prim_name]):
+        artifacts[prim_name] = cpu.lower_primfunc(module, prim_name, kernel_symbol(name, prim_name))
+        if cpu.is_identity_copy(artifacts[prim_name]):
             copies.add(prim_name)
 
     # A copy into an intermediate tensor becomes an alias of its source: no call, no buffer.
@@ -331,89 +357,104 @@ def lower(imported: ImportedModel, name: str, progress: object = None) -> Lowere
         if prim_name in copies and out_tensor.kind == INTERMEDIATE:
             alias[outs[0]] = args[0]
             continue
-        index = len(steps)
-        kernel = kernels[prim_name]
-        if len(kernel.params) != len(args):
-            raise InternalError(
-                f"kernel {kernel.name} takes {len(kernel.params)} buffers, the graph passes "
-                f"{len(args)}"
+        backend_name = partitioned.regions.get(prim_name, CPU_TARGET)
+        backend = backends[backend_name]
+        if backend_name == CPU_TARGET:
+            artifact = artifacts[prim_name]
+            params = artifact.tir.params
+            if len(params) != len(args):
+                raise InternalError(
+                    f"kernel {artifact.symbol} takes {len(params)} buffers, the graph passes "
+                    f"{len(args)}"
+                )
+        else:
+            if progress is not None:
+                progress(f"lowering {prim_name} on {backend_name}")
+            artifact = _lower_region(
+                backend, module, prim_name, kernel_symbol(name, prim_name), builder, args, outs
             )
+            artifacts[prim_name] = artifact
+            for constant in artifact.constants:
+                data = np.ascontiguousarray(constant.data).reshape(-1)
+                tensor_id = len(builder.tensors)
+                builder.tensors.append(
+                    Tensor(tensor_id, c_identifier(constant.name), data.shape, str(data.dtype),
+                           CONSTANT, data=data, source=f"{backend_name} {constant.name}")
+                )  # fmt: skip
+                args.append(tensor_id)
         steps.append(
             Step(
-                index,
-                kernel.name,
+                len(steps),
+                artifact.symbol,
                 prim_name,
                 tuple(args),
                 tuple(outs),
-                kernel.scratch_bytes,
-                prim_name in elementwise,
+                artifact.scratch_bytes,
+                artifact.elementwise,
                 source,
-                macs[prim_name],
+                macs.get(prim_name, 0),
+                backend=backend_name,
+                target=backend.target,
             )
         )
-    tensors = tuple(builder.tensors)
-    given_bound = activation_bound(tensors, steps)
-    steps = reorder_for_memory(tensors, steps)
-    shared = inplace_outputs(tensors, steps)
     called = {step.operator for step in steps}
     return LoweredModel(
         name=name,
         imported=imported,
-        tensors=tensors,
+        tensors=tuple(builder.tensors),
         steps=tuple(steps),
-        kernels=tuple(kernels[p] for p in used if p in called),
-        activation_lower_bound=given_bound,
-        shared=shared,
+        artifacts=tuple(artifacts[p] for p in used if p in called),
+        backends=backends,
     )
 
 
-def _step_graph(tensors: tuple[Tensor, ...], steps: list[Step], with_scratch: bool) -> Any:
-    """The abstract graph the order search works on: workspace tensors by name and size.
+def _lower_region(
+    backend: Backend,
+    module: object,
+    region_name: str,
+    symbol: str,
+    builder: _GraphBuilder,
+    args: list[int],
+    outs: list[int],
+) -> Artifact:
+    """Ask a backend to lower one of its regions; its failures become one-line errors."""
+    function = module[region_name]  # type: ignore[index]
+    tensors = builder.tensors
+    operators = tuple(region_operators(module, function))
+    params = []
+    for tensor_id, param in zip(args, function.params, strict=False):
+        tensor = tensors[tensor_id]
+        info = tensor_info(param)
+        params.append(replace(info, data=tensor.data) if tensor.kind == CONSTANT else info)
+    region = Region(
+        symbol,
+        backend.name,
+        operators,
+        tuple(params),
+        tuple(tensor_info_of(tensors[t]) for t in outs),
+        function,
+        module,
+    )
+    try:
+        artifact = backend.lower(region)
+    except AotError:
+        raise
+    except Exception as exc:
+        kinds = ", ".join(op.kind for op in operators)
+        raise UnsupportedError(
+            f"backend {backend.name} failed to lower {kinds} ({type(exc).__name__}); "
+            f"fix its patterns() so it claims only what it can lower, or build without "
+            f"--accelerator {backend.name}"
+        ) from exc
+    if not isinstance(artifact, Artifact):
+        raise UnsupportedError(
+            f"backend {backend.name}: lower() returned {type(artifact).__name__}; expected "
+            "aot.backends.Artifact"
+        )
+    return replace(artifact, symbol=artifact.symbol or symbol)
 
-    Inputs and constants are not written by any step, so they take no workspace; outputs
-    live in user buffers (size 0); a kernel's scratch is a tensor only its step touches.
-    """
-    from aot.planning.order import Step as OrderStep
-    from aot.planning.order import StepGraph
 
-    sizes: dict[str, int] = {}
-    order_steps = []
-    for step in steps:
-        reads = tuple(f"t{t}" for t in step.args if t not in step.outputs)
-        writes = tuple(f"t{t}" for t in step.outputs)
-        if with_scratch and step.scratch_bytes:
-            writes += (f"scratch{step.index}",)
-            reads += (f"scratch{step.index}",)
-            sizes[f"scratch{step.index}"] = step.scratch_bytes
-        order_steps.append(OrderStep(f"s{step.index}", reads, writes, step.elementwise))
-    for tensor in tensors:
-        sizes[f"t{tensor.id}"] = tensor.size_bytes if tensor.kind == INTERMEDIATE else 0
-    outputs = tuple(f"t{t.id}" for t in tensors if t.kind == OUTPUT)
-    return StepGraph(tuple(order_steps), sizes, (), outputs)
+def tensor_info_of(tensor: Tensor) -> object:
+    from aot.backends.base import TensorInfo
 
-
-def activation_bound(tensors: tuple[Tensor, ...], steps: list[Step]) -> int:
-    """The activation lower bound of docs/memory_planning.md: peak of live intermediate
-    bytes in this order, reshapes aliased, kernel scratch not counted."""
-    from aot.planning.order import peak_for_order
-
-    return peak_for_order(_step_graph(tensors, steps, with_scratch=False)) if steps else 0
-
-
-def reorder_for_memory(tensors: tuple[Tensor, ...], steps: list[Step]) -> list[Step]:
-    """Steps in the topological order with the lowest peak workspace (scratch included)."""
-    from aot.planning.order import best_order
-
-    if len(steps) < 3:
-        return steps
-    order = best_order(_step_graph(tensors, steps, with_scratch=True))
-    by_name = {f"s{step.index}": step for step in steps}
-    return [replace(s, index=index) for index, s in enumerate(by_name[name] for name in order)]
-
-
-def inplace_outputs(tensors: tuple[Tensor, ...], steps: list[Step]) -> dict[int, int]:
-    """Outputs of elementwise steps that may overwrite an input nobody reads afterwards."""
-    from aot.planning.inplace import inplace_candidates
-
-    pairs = inplace_candidates(_step_graph(tensors, steps, with_scratch=False))
-    return {int(out[1:]): int(src[1:]) for out, src in pairs}
+    return TensorInfo(tensor.shape, tensor.dtype, tensor.data)

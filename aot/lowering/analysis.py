@@ -61,3 +61,49 @@ def is_identity_copy(func: Any) -> bool:
     if len(stmt.indices) != 1 or len(load.indices) != 1 or covered != count:
         return False
     return bool(tvm_ffi.structural_equal(stmt.indices[0], load.indices[0]))
+
+
+# Allocations up to this size stay local C arrays (register-sized accumulators); anything
+# larger goes to the kernel's scratch area so that no kernel frame grows past ~1 KiB. The
+# C printer (aot/codegen/c_kernel.py) follows the same rule; lowering sizes the scratch
+# here so the planner knows it before any C exists.
+MAX_LOCAL_ALLOCATION_BYTES = 64
+SCRATCH_ALIGNMENT = 16
+
+
+def _align(value: int, alignment: int) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+def scratch_bytes(func: Any) -> int:
+    """Bytes of the scratch area a lowered kernel needs: its allocations larger than
+    MAX_LOCAL_ALLOCATION_BYTES, each aligned, in the order the C printer meets them."""
+    import numpy as np
+    from tvm import tirx
+
+    offset = 0
+
+    def visit(stmt: Any) -> None:
+        nonlocal offset
+        if stmt is None:
+            return
+        if isinstance(stmt, tirx.SeqStmt):
+            for child in stmt.seq:
+                visit(child)
+        elif isinstance(stmt, tirx.For | tirx.While | tirx.AttrStmt):
+            visit(stmt.body)
+        elif isinstance(stmt, tirx.IfThenElse):
+            visit(stmt.then_case)
+            visit(stmt.else_case)
+        elif isinstance(stmt, tirx.LetStmt):
+            visit(getattr(stmt, "body", None))
+        elif isinstance(stmt, tirx.AllocBuffer):
+            buffer = stmt.buffer
+            dtype = str(buffer.dtype)
+            count = int(np.prod([int(d) for d in buffer.shape], dtype=np.int64))
+            nbytes = count * np.dtype(dtype if dtype != "bool" else "uint8").itemsize
+            if nbytes > MAX_LOCAL_ALLOCATION_BYTES:
+                offset = _align(offset, SCRATCH_ALIGNMENT) + nbytes
+
+    visit(func.body)
+    return _align(offset, SCRATCH_ALIGNMENT)

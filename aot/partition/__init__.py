@@ -1,0 +1,239 @@
+"""The partition stage: assign every imported operator to one backend.
+
+Each accelerator's :class:`~aot.backends.OperatorPattern` s become Relax ``FusionPattern`` s
+over the importer's ``call_tir`` operators, with a check that reads the operator's kind and
+typed parameters (the PrimFunc attributes ``aot.operator`` / ``aot.params``) and calls the
+backend's predicate. Relax's ``FuseOpsByPattern`` wraps each claimed operator in a
+``Composite`` function and ``MergeCompositeFunctions`` groups neighbouring ones of the same
+backend into one function with a ``Codegen`` attribute: a region. Patterns are tried in the
+``--accelerator`` order, so the first backend that takes an operator gets it. Whatever no
+accelerator takes stays a plain ``call_tir`` in ``main``: the CPU backend's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aot.backends.base import (
+    CPU_TARGET,
+    OPERATOR_KIND_ATTR,
+    OPERATOR_PARAMS_ATTR,
+    Backend,
+    OperatorInfo,
+    OperatorPattern,
+    TensorInfo,
+)
+from aot.errors import ConfigError, UnsupportedError
+from aot.frontend.model import ImportedModel
+
+CODEGEN_ATTR = "Codegen"
+COMPOSITE_ATTR = "Composite"
+
+
+@dataclass(frozen=True)
+class PartitionedModel:
+    """The imported model with its regions: ``module``'s ``main`` calls each region (a
+    Relax function whose ``Codegen`` attribute names its backend) and, for the rest, the
+    CPU's ``call_tir`` operators. ``backends`` are the accelerators in priority order."""
+
+    imported: ImportedModel
+    module: Any  # tvm.IRModule
+    backends: tuple[Backend, ...] = ()
+    # Region function name -> backend name, in the order main calls them.
+    regions: dict[str, str] = field(default_factory=dict)
+
+    def backend(self, name: str) -> Backend:
+        for backend in self.backends:
+            if backend.name == name:
+                return backend
+        raise ConfigError(f"no backend '{name}' in this build")
+
+
+def python_value(value: Any) -> Any:
+    """A TVM attribute value as plain Python (ints, floats, bools, strings, tuples)."""
+    import tvm_ffi
+
+    if isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, tvm_ffi.Array | list | tuple):
+        return tuple(python_value(v) for v in value)
+    if isinstance(value, tvm_ffi.Map | dict):
+        return {str(k): python_value(v) for k, v in value.items()}
+    if hasattr(value, "value"):  # IntImm, FloatImm
+        return value.value
+    return value
+
+
+def tensor_info(expr: Any) -> TensorInfo:
+    """Shape, dtype and (for a constant) the value of a Relax tensor expression."""
+    from tvm import ir
+
+    ty = expr.ty
+    shape = tuple(int(d) for d in ty.shape.values)
+    data = expr.value.numpy() if isinstance(expr, ir.GenericConst) else None
+    return TensorInfo(shape, str(ty.dtype), data)
+
+
+def operator_info(module: Any, call: Any, source: Any = None) -> OperatorInfo | None:
+    """The :class:`OperatorInfo` of a ``call_tir`` whose PrimFunc the importer annotated,
+    else None (operators of the stock frontends carry no kind)."""
+    from tvm import ir
+
+    callee = call.args[0]
+    if not isinstance(callee, ir.GlobalVar) or callee.name_hint not in _names(module):
+        return None
+    func = module[callee]
+    attrs = func.attrs
+    if attrs is None or OPERATOR_KIND_ATTR not in attrs:
+        return None
+    params = python_value(attrs[OPERATOR_PARAMS_ATTR]) if OPERATOR_PARAMS_ATTR in attrs else {}
+    args = call.args[1]
+    inputs = tuple(tensor_info(a) for a in getattr(args, "fields", [args]))
+    output = TensorInfo(tuple(int(d) for d in call.ty.shape.values), str(call.ty.dtype))
+    return OperatorInfo(str(attrs[OPERATOR_KIND_ATTR]), params, inputs, output, source)
+
+
+def _names(module: Any) -> set[str]:
+    return {gv.name_hint for gv in module.functions}
+
+
+def _fusion_patterns(backend: Backend, module: Any) -> list[Any]:
+    from tvm import relax
+    from tvm.relax.dpl import is_op, wildcard
+
+    patterns = []
+    for pattern in backend.patterns():
+        if not isinstance(pattern, OperatorPattern):
+            raise ConfigError(
+                f"backend {backend.name}: patterns() returned {type(pattern).__name__}; "
+                "expected aot.backends.OperatorPattern"
+            )
+        call = is_op("relax.call_tir")(wildcard(), wildcard())
+        patterns.append(
+            relax.transform.FusionPattern(
+                f"{backend.name}.{pattern.name}",
+                call,
+                {"root": call},
+                _check(backend, pattern, module),
+            )
+        )
+    return patterns
+
+
+def _check(backend: Backend, pattern: OperatorPattern, module: Any) -> Callable[[Any], bool]:
+    def check(ctx: Any) -> bool:
+        info = operator_info(module, ctx.annotated_expr["root"])
+        if info is None or info.kind not in pattern.kinds:
+            return False
+        if pattern.check is None:
+            return True
+        try:
+            return bool(pattern.check(info))
+        except Exception as exc:
+            # Raised inside a TVM callback it would surface as a TVM error: say who failed.
+            raise UnsupportedError(
+                f"backend {backend.name}: the check of pattern '{pattern.name}' failed on "
+                f"{info.kind} ({type(exc).__name__}); fix the backend's predicate"
+            ) from exc
+
+    return check
+
+
+def partition(
+    imported: ImportedModel, backends: Sequence[Backend] = (), progress: Any = None
+) -> PartitionedModel:
+    """Assign every operator to one backend (see the module docstring)."""
+    import tvm
+    from tvm import relax
+
+    for backend in backends:
+        if backend.target == CPU_TARGET and backend.name == CPU_TARGET:
+            raise ConfigError("'cpu' is the default backend; it is not an --accelerator")
+    module = imported.relax_module
+    if not backends:
+        return PartitionedModel(imported, module)
+    for backend in backends:
+        passes = list(backend.passes_before())
+        if passes:
+            module = tvm.transform.Sequential(passes)(module)
+    patterns = [p for backend in backends for p in _fusion_patterns(backend, module)]
+    if progress is not None:
+        progress(f"partitioning for {', '.join(b.name for b in backends)}")
+    module = relax.transform.FuseOpsByPattern(
+        patterns, bind_constants=False, annotate_codegen=False
+    )(module)
+    module = relax.transform.MergeCompositeFunctions()(module)
+    for backend in backends:
+        passes = list(backend.passes_after())
+        if passes:
+            module = tvm.transform.Sequential(passes)(module)
+    regions = _regions(module, {b.name for b in backends})
+    by_name = {b.name: b for b in backends}
+    for region_name, backend_name in regions.items():
+        backend = by_name[backend_name]
+        for info in region_operators(module, module[region_name]):
+            if not backend.can_lower(info):
+                raise UnsupportedError(
+                    f"backend {backend.name} claims a {info.kind} operator its lowering cannot "
+                    f"handle; fix that backend's patterns() (or its can_lower()), or build "
+                    f"without --accelerator {backend.name}"
+                )
+    return PartitionedModel(imported, module, tuple(backends), regions)
+
+
+def _regions(module: Any, names: set[str]) -> dict[str, str]:
+    """Region function name -> backend name, in the order main calls them."""
+    from tvm import ir, relax
+
+    regions: dict[str, str] = {}
+    for block in module["main"].body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if not (isinstance(value, ir.Call) and isinstance(value.op, ir.GlobalVar)):
+                continue
+            func = module[value.op]
+            if not isinstance(func, relax.Function) or func.attrs is None:
+                continue
+            if CODEGEN_ATTR in func.attrs:
+                codegen = str(func.attrs[CODEGEN_ATTR])
+                if codegen not in names:
+                    raise UnsupportedError(
+                        f"a region is assigned to '{codegen}', which is not among the "
+                        f"accelerators {', '.join(sorted(names))}"
+                    )
+                regions[value.op.name_hint] = codegen
+    return regions
+
+
+def region_operators(module: Any, region: Any) -> list[OperatorInfo]:
+    """The operators of a region function, in order (through its Composite functions)."""
+    from tvm import ir, relax
+
+    found: list[OperatorInfo] = []
+
+    def walk(func: Any) -> None:
+        for block in func.body.blocks:
+            for binding in block.bindings:
+                value = binding.value
+                if not isinstance(value, ir.Call):
+                    continue
+                if isinstance(value.op, relax.Function):
+                    walk(value.op)
+                elif isinstance(value.op, ir.Var) and value.op in local:
+                    walk(local[value.op])
+                elif getattr(value.op, "name", None) == "relax.call_tir":
+                    info = operator_info(module, value)
+                    if info is not None:
+                        found.append(info)
+
+    local: dict[Any, Any] = {}
+    for block in region.body.blocks:
+        for binding in block.bindings:
+            if isinstance(binding.value, relax.Function):
+                local[binding.var] = binding.value
+    walk(region)
+    return found
