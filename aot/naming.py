@@ -43,3 +43,10 @@ def pool_symbol(model: str, pool: str) -> str:
 
 def constant_symbol(model: str, tensor: _Named) -> str:
     return f"aot_{model}_const_{tensor.id}"
+
+
+# The importer marks each operator's call with a span whose source name is this and whose
+# line is the operator's index in the source model; Relax keeps spans through
+# partitioning (variable names it renames), so lowering can still say which source
+# operator each step computes.
+SOURCE_OPERATOR_SPAN = "aot.source_operator"

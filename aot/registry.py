@@ -17,9 +17,10 @@ T = TypeVar("T")
 
 
 class Registry(Generic[T]):
-    def __init__(self, kind: str, entry_point_group: str) -> None:
+    def __init__(self, kind: str, entry_point_group: str, hint: str = "") -> None:
         self.kind = kind
         self.entry_point_group = entry_point_group
+        self.hint = hint  # what to do about an unknown name, appended to the error
         self._items: dict[str, T] = {}
         self._entry_points_loaded = False
 
@@ -41,7 +42,15 @@ class Registry(Generic[T]):
         self._entry_points_loaded = True
         for ep in entry_points(group=self.entry_point_group):
             if ep.name not in self._items:
-                self._items[ep.name] = ep.load()
+                try:
+                    self._items[ep.name] = ep.load()
+                except Exception as exc:
+                    # A broken plug-in names itself; aot's own code is not at fault.
+                    raise ConfigError(
+                        f"the {self.entry_point_group} entry point '{ep.name}' ({ep.value}) "
+                        f"failed to load ({type(exc).__name__}); reinstall or fix the package "
+                        "that declares it"
+                    ) from exc
 
     def names(self) -> list[str]:
         self._load_entry_points()
@@ -53,7 +62,8 @@ class Registry(Generic[T]):
             return self._items[name]
         except KeyError:
             known = ", ".join(self.names()) or "none"
-            raise ConfigError(f"unknown {self.kind} '{name}'; known: {known}") from None
+            hint = f"; {self.hint}" if self.hint else ""
+            raise ConfigError(f"unknown {self.kind} '{name}'; known: {known}{hint}") from None
 
     def __iter__(self) -> Iterator[tuple[str, T]]:
         self._load_entry_points()

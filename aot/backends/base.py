@@ -85,8 +85,12 @@ class OperatorInfo:
     ``padding`` (top, left), ``input_zp``, ``output_zp``, ``act_min``, ``act_max``,
     ``multiplier`` and ``shift`` (ints when per-tensor, else tuples per channel),
     ``zero_point_in_bias`` and, for depthwise, ``depth_multiplier``. ``inputs`` are in the
-    call's order (activation, weights, bias, requantization tables); ``source`` is the
-    source model's operator (``CONV_2D #3``) when the importer knows it.
+    call's order (activation, weights, bias, requantization tables; ``params["operands"]``
+    names them); ``source`` is the source model's operator (``CONV_2D #3``) when the
+    importer knows it. ``function`` is the operator's TIR PrimFunc (for a backend that
+    lowers through TIR with its own schedule). Inside a :class:`Region`, ``wiring`` says
+    where each input comes from: ``("param", i)``, the region's i-th parameter, or
+    ``("op", k)``, the result of the region's k-th operator.
     """
 
     kind: str
@@ -94,6 +98,8 @@ class OperatorInfo:
     inputs: tuple[TensorInfo, ...]
     output: TensorInfo
     source: Any = None  # aot.frontend.model.SourceOperator | None
+    function: Any = field(default=None, compare=False, repr=False)
+    wiring: tuple[tuple[str, int], ...] = ()
 
 
 Predicate = Callable[[OperatorInfo], bool]
@@ -213,6 +219,8 @@ class Backend:
     # The compute unit its steps run on (a pool's ``targets`` entry); defaults to name.
     target_name: ClassVar[str | None] = None
     alignment: ClassVar[int] = 16  # bytes, for every buffer its steps touch
+    # The operator kinds lower()/emit() handle; None: every kind its patterns name.
+    lowers: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: Mapping[str, Any] = dict(options or {})
@@ -237,7 +245,9 @@ class Backend:
     def can_lower(self, info: OperatorInfo) -> bool:
         """Whether :meth:`lower` can handle this operator kind. A pattern that claims an
         operator for which this is False is a bug in the backend, reported at build time
-        (default: every kind named by one of its patterns)."""
+        (default: the kinds in ``lowers``, else every kind one of its patterns names)."""
+        if self.lowers is not None:
+            return info.kind in self.lowers
         return any(info.kind in p.kinds for p in self.patterns())
 
     # -- lower -------------------------------------------------------------------------
@@ -271,7 +281,11 @@ class Backend:
         return [f"{p.name}: {', '.join(p.kinds)}" for p in self.patterns()]
 
 
-backends: Registry[type[Backend]] = Registry("accelerator backend", "aot.backends")
+backends: Registry[type[Backend]] = Registry(
+    "accelerator backend",
+    "aot.backends",
+    "install the package that provides it ('aot backends' lists what is installed)",
+)
 
 
 def get_backend(name: str, options: Mapping[str, Any] | None = None) -> Backend:

@@ -30,6 +30,7 @@ SUBCOMMANDS = [
     "boards",
     "operators",
     "serve",
+    "backends",
 ]
 
 DESCRIPTION = """\

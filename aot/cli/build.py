@@ -26,6 +26,7 @@ examples:
   aot build model.tflite --board mps2_an386 -o out/ --name kws
   aot build model.onnx --board host -o out/ --pool sram:64K --pool ext:1M
   aot build model.tflite --board host -o out/ --pool-file pools.json
+  aot build model.tflite --board mps3_an547 -o out/ --accelerator NAME   ('aot backends')
 
 The folder gets metadata.json (read by 'aot run' and 'aot inspect'), model/ (the C
 library: include/aot_<name>.h is its interface) and project/ (the board project).
@@ -65,6 +66,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--frontend",
         default="auto",
         help="importer: auto (by file content), relax-tflite, relax-onnx, tflite-int8",
+    )
+    parser.add_argument(
+        "--accelerator",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an accelerator backend to put operators on, repeatable, in priority order (the "
+        "first that takes an operator gets it; the CPU takes the rest); 'aot backends' lists "
+        "them; the board must declare it (see docs/accelerators.md)",
     )
     parser.add_argument(
         "--planner",
@@ -196,6 +206,21 @@ def check_pools_on_board(pools: tuple[PoolSpec, ...], board: Board) -> tuple[Poo
     return tuple(checked)
 
 
+def check_accelerators(names: list[str], board: Board) -> None:
+    """Every --accelerator must be installed and, unless it runs on the CPU itself, be on
+    the board: checked before the model compile."""
+    from aot.backends import CPU_TARGET, get_backend
+
+    for name in names:
+        if name == CPU_TARGET:
+            raise ConfigError(
+                "'cpu' is not an --accelerator: the CPU always takes what no accelerator takes"
+            )
+        backend = get_backend(name)
+        if backend.target != CPU_TARGET:
+            board.accelerator(name)
+
+
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
     from aot.builder import build_project
@@ -220,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         pools = pools_from_args(args.pool) if args.pool else default_pools(board)
     pools = check_pools_on_board(pools, board)
+    check_accelerators(args.accelerator, board)
     options = CompileOptions(
         name=args.name or model_name_from_path(args.model),
         frontend=args.frontend,
@@ -228,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
         constants_alignment=args.constants_alignment,
         io_in_pool=args.io_in_pool,
         profile=args.profile,
+        accelerators=tuple(args.accelerator),
     )
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)

@@ -228,11 +228,17 @@ class _Importer:
     def emit(self, bb: Any, fn: Callable[..., Any], *args: Any, name: str, **kwargs: Any) -> Any:
         """Emit one operator as a ``call_tir`` of the TE compute ``fn`` and remember its
         kind (``name``) and typed parameters, which ``run`` attaches to the PrimFunc."""
+        from tvm import ir, relax
+
+        from aot.naming import SOURCE_OPERATOR_SPAN
+
         call = bb.call_te(fn, *args, primfunc_name_hint=name, **kwargs)
         # Parameters baked into the compute only: structurally equal PrimFuncs (which the
         # BlockBuilder shares between calls) then carry equal attributes.
         self.operator_attrs[call.args[0].name_hint] = (name, _typed_params(fn, args, kwargs))
-        return bb.emit(call)
+        index = self.op_index
+        span = ir.Span(ir.SourceName(SOURCE_OPERATOR_SPAN), index, index, 0, 0)
+        return bb.emit(relax.Call(call.op, call.args, call.attrs, call.ty_args, span))
 
     def unsupported(self, what: str) -> UnsupportedError:
         return UnsupportedError(

@@ -19,7 +19,13 @@ from aot.errors import AotError, InternalError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
 from aot.lowering.macs import kernel_macs
 from aot.naming import c_identifier, kernel_symbol
-from aot.partition import PartitionedModel, partition, region_operators, tensor_info
+from aot.partition import (
+    PartitionedModel,
+    partition,
+    region_operators,
+    source_index,
+    tensor_info,
+)
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
 OPAQUE_PATTERN = 8  # relax OpPatternKind.kOpaque
@@ -164,8 +170,9 @@ class _GraphBuilder:
         self.imported = imported
         self.regions = regions or {}  # region function name -> backend name
         self.tensors: list[Tensor] = []
-        # (prim func or region, args, outputs, name of the Relax variable bound to the call)
-        self.steps: list[tuple[str, list[int], list[int], str]] = []
+        # (prim func or region, args, outputs, name of the Relax variable bound to the call,
+        # source operator index from the call's span or None)
+        self.steps: list[tuple[str, list[int], list[int], str, int | None]] = []
         self.values: dict[int, list[int]] = {}  # relax var handle -> tensor ids
         self.constants: dict[int, int] = {}  # relax constant handle -> tensor id
 
@@ -236,7 +243,8 @@ class _GraphBuilder:
                         self.add_tensor(f"t{len(self.tensors)}", info, INTERMEDIATE)
                         for info in out_infos
                     ]
-                    self.steps.append((prim_func, args + outs, outs, binding.var.name))
+                    index = source_index(value)
+                    self.steps.append((prim_func, args + outs, outs, binding.var.name, index))
                     self.values[key] = outs
                 elif isinstance(value, ir.TupleGetItem):
                     ids = self.tensor_ids(value.tuple_value)
@@ -276,10 +284,15 @@ class _GraphBuilder:
 
 
 def _source_of(
-    imported: ImportedModel, value: str, out_tensor: Tensor
+    imported: ImportedModel, value: str, out_tensor: Tensor, index: int | None = None
 ) -> tuple[SourceOperator, ...]:
-    """The source operator a call computes: the one whose result is the Relax variable
-    ``value``; for a model output (whose variable Relax renames), the one writing it."""
+    """The source operator a call computes: the one the importer's span names, else the
+    one whose result is the Relax variable ``value``; for a model output (whose variable
+    Relax renames), the one writing it."""
+    if index is not None:
+        found = tuple(op for op in imported.sources if op.index == index)
+        if found:
+            return found
     for op in imported.sources:
         if value in op.values:
             return (op,)
@@ -329,7 +342,7 @@ def lower(
     builder = _GraphBuilder(imported, partitioned.regions)
     builder.build(module["main"])
 
-    used = sorted({prim for prim, _, _, _ in builder.steps})
+    used = sorted({prim for prim, *_ in builder.steps})
     artifacts: dict[str, Artifact] = {}
     copies: set[str] = set()
     macs: dict[str, int] = {}
@@ -346,11 +359,15 @@ def lower(
     # A copy into an intermediate tensor becomes an alias of its source: no call, no buffer.
     alias: dict[int, int] = {}
     steps: list[Step] = []
-    for prim_name, raw_args, raw_outs, value in builder.steps:
+    for prim_name, raw_args, raw_outs, value, index in builder.steps:
         args = [alias.get(t, t) for t in raw_args]
         outs = [alias.get(t, t) for t in raw_outs]
         out_tensor = builder.tensors[outs[0]]
-        source = _source_of(imported, value, out_tensor)
+        if prim_name in partitioned.regions:
+            operators = region_operators(module, module[prim_name], imported.sources)
+            source = tuple(op.source for op in operators if op.source is not None)
+        else:
+            source = _source_of(imported, value, out_tensor, index)
         for t in outs:
             if source and builder.tensors[t].source is None:
                 builder.tensors[t] = replace(builder.tensors[t], source=source[-1].output)
@@ -420,7 +437,7 @@ def _lower_region(
     """Ask a backend to lower one of its regions; its failures become one-line errors."""
     function = module[region_name]  # type: ignore[index]
     tensors = builder.tensors
-    operators = tuple(region_operators(module, function))
+    operators = tuple(region_operators(module, function, builder.imported.sources))
     params = []
     for tensor_id, param in zip(args, function.params, strict=False):
         tensor = tensors[tensor_id]

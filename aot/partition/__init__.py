@@ -13,7 +13,7 @@ accelerator takes stays a plain ``call_tir`` in ``main``: the CPU backend's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aot.backends.base import (
@@ -78,6 +78,16 @@ def tensor_info(expr: Any) -> TensorInfo:
     return TensorInfo(shape, str(ty.dtype), data)
 
 
+def source_index(call: Any) -> int | None:
+    """The source operator index the importer put on a call's span, if any."""
+    from aot.naming import SOURCE_OPERATOR_SPAN
+
+    span = getattr(call, "span", None)
+    if span is None or str(span.source_name.name) != SOURCE_OPERATOR_SPAN:
+        return None
+    return int(span.line)
+
+
 def operator_info(module: Any, call: Any, source: Any = None) -> OperatorInfo | None:
     """The :class:`OperatorInfo` of a ``call_tir`` whose PrimFunc the importer annotated,
     else None (operators of the stock frontends carry no kind)."""
@@ -94,7 +104,9 @@ def operator_info(module: Any, call: Any, source: Any = None) -> OperatorInfo | 
     args = call.args[1]
     inputs = tuple(tensor_info(a) for a in getattr(args, "fields", [args]))
     output = TensorInfo(tuple(int(d) for d in call.ty.shape.values), str(call.ty.dtype))
-    return OperatorInfo(str(attrs[OPERATOR_KIND_ATTR]), params, inputs, output, source)
+    return OperatorInfo(
+        str(attrs[OPERATOR_KIND_ATTR]), params, inputs, output, source, function=func
+    )
 
 
 def _names(module: Any) -> set[str]:
@@ -209,31 +221,60 @@ def _regions(module: Any, names: set[str]) -> dict[str, str]:
     return regions
 
 
-def region_operators(module: Any, region: Any) -> list[OperatorInfo]:
-    """The operators of a region function, in order (through its Composite functions)."""
+def region_operators(module: Any, region: Any, sources: Sequence[Any] = ()) -> list[OperatorInfo]:
+    """The operators of a region function in execution order (through its Composite
+    functions), each with its source operator (from ``sources``, by the importer's span)
+    and ``wiring``: where each of its inputs comes from, ``("param", i)``
+    (the region's i-th parameter) or ``("op", k)`` (the result of its k-th operator)."""
     from tvm import ir, relax
 
     found: list[OperatorInfo] = []
+    # Relax var handle -> where its value comes from.
+    origin: dict[int, tuple[str, int]] = {
+        p.__chandle__(): ("param", i) for i, p in enumerate(region.params)
+    }
+    local: dict[int, Any] = {}  # var bound to a Composite function -> the function
 
-    def walk(func: Any) -> None:
+    def where(expr: Any, env: dict[int, tuple[str, int]]) -> tuple[str, int]:
+        return env.get(expr.__chandle__(), ("param", -1))
+
+    def walk(func: Any, env: dict[int, tuple[str, int]]) -> tuple[str, int] | None:
+        result = None
         for block in func.body.blocks:
             for binding in block.bindings:
                 value = binding.value
+                key = binding.var.__chandle__()
+                if isinstance(value, relax.Function):
+                    local[key] = value
+                    continue
+                if isinstance(value, ir.Var):
+                    env[key] = where(value, env)
+                    continue
                 if not isinstance(value, ir.Call):
                     continue
-                if isinstance(value.op, relax.Function):
-                    walk(value.op)
-                elif isinstance(value.op, ir.Var) and value.op in local:
-                    walk(local[value.op])
-                elif getattr(value.op, "name", None) == "relax.call_tir":
-                    info = operator_info(module, value)
+                callee = value.op
+                inner = callee if isinstance(callee, relax.Function) else None
+                if isinstance(callee, ir.Var):
+                    inner = local.get(callee.__chandle__())
+                if inner is not None:
+                    inner_env = {
+                        p.__chandle__(): where(a, env)
+                        for p, a in zip(inner.params, value.args, strict=True)
+                    }
+                    env[key] = walk(inner, inner_env) or ("param", -1)
+                elif getattr(callee, "name", None) == "relax.call_tir":
+                    index = source_index(value)
+                    source = next((op for op in sources if op.index == index), None)
+                    info = operator_info(module, value, source)
                     if info is not None:
-                        found.append(info)
+                        args = value.args[1]
+                        wiring = tuple(where(a, env) for a in getattr(args, "fields", [args]))
+                        found.append(replace(info, wiring=wiring))
+                        env[key] = ("op", len(found) - 1)
+        body = func.body.body
+        if isinstance(body, ir.Var):
+            result = where(body, env)
+        return result
 
-    local: dict[Any, Any] = {}
-    for block in region.body.blocks:
-        for binding in block.bindings:
-            if isinstance(binding.value, relax.Function):
-                local[binding.var] = binding.value
-    walk(region)
+    walk(region, origin)
     return found

@@ -1,0 +1,67 @@
+"""``aot backends``: the installed backends and what each takes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from aot.cli.common import add_json_option
+
+HELP = "list the installed accelerator backends and the operators each takes"
+
+DESCRIPTION = """\
+List every backend aot can put operators on: the built-in CPU backend (it takes every
+operator no accelerator takes) and every accelerator installed through the 'aot.backends'
+entry points. For each: its target (what a pool's TARGETS names), the patterns it
+registers and the operator kinds they take. 'aot build --accelerator NAME' uses one;
+the board must declare it (its YAML's 'accelerators', see 'aot boards').
+
+examples:
+  aot backends
+  aot backends --json
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "backends",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_json_option(parser)
+    parser.set_defaults(func=run)
+
+
+def describe_backends() -> list[dict[str, object]]:
+    from aot.backends import CPU_TARGET, backends, get_backend
+
+    rows = []
+    for name in sorted(backends.names(), key=lambda n: (n != CPU_TARGET, n)):
+        backend = get_backend(name)
+        rows.append(
+            {
+                "name": name,
+                "target": backend.target,
+                "description": backend.description,
+                "builtin": type(backend).__module__.startswith("aot."),
+                "patterns": [{"name": p.name, "kinds": list(p.kinds)} for p in backend.patterns()],
+                "takes": backend.describe(),
+            }
+        )
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = describe_backends()
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        print()
+        return 0
+    for row in rows:
+        origin = "built in" if row["builtin"] else "installed"
+        print(f"{row['name']}  (target {row['target']}, {origin}): {row['description']}")
+        for line in row["takes"]:  # type: ignore[attr-defined]
+            print(f"  {line}")
+    return 0

@@ -1,0 +1,113 @@
+"""A tiny out-of-tree backend for aot's tests: it is found only through its entry point.
+
+It takes int8 2-D convolutions with stride 1 (a predicate on the typed parameters), lowers
+each through TIR with its own (empty) schedule, emits the kernel with aot's C printer
+under its own symbol, and calls it between ``tinyacc_begin`` and ``tinyacc_end`` of its
+small runtime, passing a descriptor constant that the runtime checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from aot.backends import (
+    Artifact,
+    Backend,
+    BackendConstant,
+    EmittedCode,
+    OperatorPattern,
+    RuntimeFiles,
+)
+
+RUNTIME = Path(__file__).parent / "runtime"
+MAGIC = 0x7A11AC
+
+
+class TinyAcc(Backend):
+    name = "tinyacc"
+    description = "test backend: int8 CONV_2D with stride 1, through its own runtime"
+    target_name = "cpu"  # its C runs on the CPU: no board declaration needed
+
+    def patterns(self):
+        return [
+            OperatorPattern(
+                "conv2d_stride1",
+                ("conv2d_int8",),
+                lambda op: tuple(op.params["strides"]) == (1, 1) and op.output.dtype == "int8",
+            )
+        ]
+
+    def lower(self, region, ctx=None):
+        import tvm
+        from tvm import tirx
+
+        from aot.lowering import TIR_CONFIG, tir_passes
+        from aot.lowering.analysis import scratch_bytes
+
+        (op,) = region.operators  # one operator per region: convolutions never touch here
+        mod = tvm.IRModule({"k": op.function.with_attr("global_symbol", "k")})
+        mod = tirx.transform.BindTarget(tvm.target.Target({"kind": "c"}))(mod)
+        with tvm.transform.PassContext(opt_level=3, config=TIR_CONFIG):
+            mod = tvm.transform.Sequential(tir_passes())(mod)
+        func = mod["k"]
+        out_elems = int(np.prod(op.output.shape))
+        descriptor = np.array([MAGIC, out_elems, op.params["input_zp"]], dtype=np.int32)
+        return Artifact(
+            region.symbol,
+            tir=func,
+            payload=[p.shape for p in region.params],
+            constants=(BackendConstant("descriptor", descriptor),),
+            scratch_bytes=scratch_bytes(func),
+        )
+
+    def emit(self, step, artifact, ctx):
+        from aot.codegen.c_kernel import emit_kernel
+
+        kernel = emit_kernel(artifact.symbol, artifact.tir)
+        *operands, descriptor = ctx.args
+        args = list(operands) + ([ctx.scratch] if ctx.scratch else [])
+        return EmittedCode(
+            call=(
+                f"if (tinyacc_begin({descriptor}) != 0) return {ctx.error_prefix}_BAD_ARGUMENT;",
+                f"{artifact.symbol}({', '.join(args)});",
+                "tinyacc_end();",
+            ),
+            functions=(kernel.source,),
+            prototypes=(kernel.prototype,),
+            includes=('"tinyacc.h"',),
+            helpers=kernel.helpers,
+        )
+
+    def runtime(self):
+        return RuntimeFiles(sources=(RUNTIME / "tinyacc.c",), headers=(RUNTIME / "tinyacc.h",))
+
+
+class TinyNpu(TinyAcc):
+    """The same code on a compute unit of its own, which no board declares."""
+
+    name = "tinynpu"
+    description = "test backend: like tinyacc, on a target no board has"
+    target_name = "tinynpu"
+
+
+class Greedy(TinyAcc):
+    """A pattern that claims softmax, which its codegen cannot emit."""
+
+    name = "greedy"
+    description = "test backend: claims SOFTMAX but lowers only CONV_2D"
+    lowers = ("conv2d_int8",)
+
+    def patterns(self):
+        return [OperatorPattern("everything", ("conv2d_int8", "softmax_int8"))]
+
+
+class Broken(TinyAcc):
+    """A lowering that fails inside the backend."""
+
+    name = "broken"
+    description = "test backend: its lower() raises"
+
+    def lower(self, region, ctx=None):
+        raise ValueError("internal failure of the broken test backend")
