@@ -1,0 +1,75 @@
+"""Acceptance 5: bad backends and bad accelerator choices are one-line build errors that
+say what to do, with no Python exception text and no output folder left behind."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .backends_helpers import REPO, run_aot
+
+pytestmark = pytest.mark.unit
+
+EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
+
+
+def fails(env: dict[str, str], tmp_path: Path, code: int, *args: str) -> str:
+    out = tmp_path / "out"
+    result: subprocess.CompletedProcess = run_aot(
+        env, "build", str(EXAMPLE), "-o", str(out), "--no-build", "-q", *args
+    )
+    assert result.returncode == code, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+    return lines[0]
+
+
+def test_pattern_claiming_what_its_codegen_cannot_emit(plugin_env, tmp_path) -> None:
+    line = fails(plugin_env, tmp_path, 4, "--board", "host", "--accelerator", "greedy")
+    assert "backend greedy claims a softmax_int8 operator its lowering cannot handle" in line
+    assert "fix that backend's patterns()" in line and "without --accelerator greedy" in line
+
+
+def test_lowering_that_fails_inside_the_backend(plugin_env, tmp_path) -> None:
+    line = fails(plugin_env, tmp_path, 4, "--board", "host", "--accelerator", "broken")
+    assert "backend broken failed to lower conv2d_int8 (ValueError)" in line
+    assert "internal failure" not in line  # the plug-in's exception text stays out
+
+
+def test_accelerator_the_board_does_not_have(plugin_env, tmp_path) -> None:
+    line = fails(plugin_env, tmp_path, 2, "--board", "mps2_an386", "--accelerator", "tinynpu")
+    assert "board mps2_an386 has no accelerator 'tinynpu'" in line
+    assert "declare it under 'accelerators:'" in line
+
+
+def test_unknown_accelerator_names_the_installed_ones(plugin_env, tmp_path) -> None:
+    line = fails(plugin_env, tmp_path, 2, "--board", "host", "--accelerator", "tinyac")
+    assert "unknown accelerator backend 'tinyac'" in line and "tinyacc" in line
+    assert "'aot backends'" in line
+
+
+def test_cpu_and_repeats_are_refused(plugin_env, tmp_path) -> None:
+    line = fails(plugin_env, tmp_path, 2, "--board", "host", "--accelerator", "cpu")
+    assert "'cpu' is not an --accelerator" in line
+    twice = ("--accelerator", "tinyacc", "--accelerator", "tinyacc")
+    line = fails(plugin_env, tmp_path, 2, "--board", "host", *twice)
+    assert "--accelerator repeats a name" in line
+
+
+def test_a_broken_entry_point_names_itself(plugin_env, tmp_path) -> None:
+    site = tmp_path / "site"
+    info = site / "aot_bad-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: aot-bad\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[aot.backends]\nbad = aot_no_such_module:Bad\n")
+    env = dict(plugin_env, PYTHONPATH=f"{plugin_env['PYTHONPATH']}:{site}")
+    result = run_aot(env, "backends")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: the aot.backends entry point 'bad' (aot_no_such_module:Bad) failed to load "
+        "(ModuleNotFoundError); reinstall or fix the package that declares it"
+    ]
