@@ -224,7 +224,8 @@ def _constants_source(lowered: LoweredModel, options: CodegenOptions) -> tuple[s
         total += count * np.dtype(tensor.dtype).itemsize
         out.append(
             f"const {c_type(tensor.dtype)} {constant_symbol(name, tensor)}[{count}] "
-            f'AOT_SECTION("{section}") AOT_ALIGNED({options.constants_alignment}) = '
+            f'AOT_SECTION("{section}") '
+            f"AOT_ALIGNED({max(options.constants_alignment, tensor.alignment)}) = "
             f"{_array_initializer(data, tensor.dtype)};"
         )
         out.append("")
@@ -315,12 +316,17 @@ def _executor_source(
         "",
         COMPILER_MACROS,
     ]
+    # Offsets are aligned for every backend's buffers, so the pools must be too.
+    pool_alignment = max(
+        [options.workspace_alignment]
+        + [lowered.backends[s.backend].alignment for s in lowered.steps if s.backend != "cpu"]
+    )
     for pool, size in plan.pool_sizes.items():
         if size == 0:
             continue
         out.append(
             f"static uint8_t {pool_symbol(name, pool)}[AOT_{upper}_POOL_{pool.upper()}_SIZE] "
-            f'AOT_SECTION(".bss.aot.{name}.{pool}") AOT_ALIGNED({options.workspace_alignment});'
+            f'AOT_SECTION(".bss.aot.{name}.{pool}") AOT_ALIGNED({pool_alignment});'
         )
     out.append("")
 

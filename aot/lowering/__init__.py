@@ -41,6 +41,7 @@ class Tensor:
     io_index: int | None = None  # position among the model inputs or outputs
     data: np.ndarray | None = field(default=None, compare=False, repr=False)
     source: str | None = None  # the source model's name for it, when known (for reports)
+    alignment: int = 0  # bytes a backend needs for it (a constant it reads); 0: the default
 
     @property
     def size_bytes(self) -> int:
@@ -396,7 +397,8 @@ def lower(
                 tensor_id = len(builder.tensors)
                 builder.tensors.append(
                     Tensor(tensor_id, c_identifier(constant.name), data.shape, str(data.dtype),
-                           CONSTANT, data=data, source=f"{backend_name} {constant.name}")
+                           CONSTANT, data=data, source=f"{backend_name} {constant.name}",
+                           alignment=max(constant.alignment, backend.alignment))
                 )  # fmt: skip
                 args.append(tensor_id)
         steps.append(

@@ -25,11 +25,18 @@ def workspace_buffers(
             first[tensor.id] = 0
         for tensor in lowered.outputs:
             last[tensor.id] = end
+    # An accelerator may need more alignment than the CPU for what its steps touch.
+    align: dict[int, int] = {}
     for step in lowered.steps:
+        backend = lowered.backends.get(step.backend)
+        need = backend.alignment if backend is not None and step.backend != "cpu" else 1
         for tensor_id in step.args:
             root = lowered.memory_root(tensor_id)
             first.setdefault(root, step.index)
             last[root] = max(last.get(root, step.index), step.index)
+            align[root] = max(align.get(root, alignment), need)
+        if step.scratch_bytes:
+            align[-1 - step.index] = max(alignment, need)  # its scratch
     buffers: list[Buffer] = []
     for tensor in lowered.tensors:
         in_pool = tensor.kind == INTERMEDIATE or (io_in_pool and tensor.kind in (INPUT, OUTPUT))
@@ -41,7 +48,7 @@ def workspace_buffers(
                 max(tensor.size_bytes, 1),
                 first[tensor.id],
                 last[tensor.id],
-                alignment,
+                align.get(tensor.id, alignment),
             )
         )
     for step in lowered.steps:
@@ -52,7 +59,7 @@ def workspace_buffers(
                     step.scratch_bytes,
                     step.index,
                     step.index,
-                    alignment,
+                    align.get(-1 - step.index, alignment),
                 )
             )
     return buffers

@@ -122,3 +122,50 @@ def test_cpu_only_lowering_is_in_frontend_order_until_planning(tiny) -> None:
     scheduled = schedule(lowered)
     assert scheduled.activation_lower_bound > 0
     assert [s.index for s in scheduled.steps] == list(range(len(scheduled.steps)))
+
+
+class Wide(Recorder):
+    alignment = 64
+
+
+def test_backend_alignment_reaches_its_buffers_constants_and_pools(tiny) -> None:
+    lowered = schedule(lower(partition(tiny, [Wide()]), "tiny"))
+    buffers = {b.name: b for b in workspace_buffers(lowered, alignment=8)}
+    npu = lowered.steps[1]
+    touched = {f"tensor_{t}_" for t in npu.args}
+    for name, buffer in buffers.items():
+        mine = any(name.startswith(p) for p in touched) or name == f"scratch_{npu.index}"
+        assert buffer.alignment == (64 if mine else 8), name
+    plan = plan_memory(list(buffers.values()), [Pool("workspace", None)])
+    files = generate_sources(lowered, plan).files
+    stream = lowered.tensors[npu.reads[-1]]
+    assert f"aot_tiny_const_{stream.id}[6] AOT_SECTION" in files["src/aot_tiny_constants.c"]
+    line = next(x for x in files["src/aot_tiny_constants.c"].splitlines() if f"_{stream.id}[" in x)
+    assert "AOT_ALIGNED(64)" in line
+    assert "AOT_ALIGNED(64);" in files["src/aot_tiny.c"]  # the pool array
+
+
+def test_passes_before_and_after_partitioning_run(tiny) -> None:
+    import tvm
+
+    seen = []
+
+    def recorder(tag):
+        @tvm.transform.module_pass(opt_level=0, name=f"record_{tag}")
+        def record(mod, ctx):
+            seen.append((tag, sorted(gv.name_hint for gv in mod.functions)))
+            return mod
+
+        return record
+
+    class WithPasses(Recorder):
+        def passes_before(self):
+            return [recorder("before")]
+
+        def passes_after(self):
+            return [recorder("after")]
+
+    partition(tiny, [WithPasses()])
+    assert [tag for tag, _ in seen] == ["before", "after"]
+    assert not any("rec" in name for name in seen[0][1])
+    assert any(name.endswith("_rec") for name in seen[1][1])
