@@ -51,6 +51,9 @@ def board_to_json(board: Board) -> dict[str, Any]:
             }
             for m in board.memories
         ],
+        "accelerators": [
+            {"name": a.name, "memories": list(a.memories)} for a in board.accelerators
+        ],
         "emulated": board.emulated,
         "qemu_machine": board.qemu.machine if board.qemu else None,
         "zephyr_board": board.zephyr_board,
@@ -123,6 +126,8 @@ def format_detail(board: Board) -> str:
             lines.append(
                 f"    {m.name:<10} 0x{m.base:08X}  {_kib(m.size):>9}  {', '.join(m.holds)}"
             )
+    for a in board.accelerators:
+        lines.append(f"  accelerator {a.name}, reaches {', '.join(a.memories)}")
     return "\n".join(lines)
 
 

@@ -41,3 +41,11 @@ def test_schema_refuses_a_bad_entry() -> None:
 def test_shipped_boards_without_accelerators_say_so() -> None:
     with pytest.raises(ConfigError, match="it has: none"):
         load_board("host").accelerator("npu")
+
+
+def test_aot_boards_shows_accelerators() -> None:
+    from aot.cli.boards import board_to_json, format_detail
+
+    b = board_from_data(board(accelerators=[{"name": "npu", "memories": ["blockram"]}]))
+    assert board_to_json(b)["accelerators"] == [{"name": "npu", "memories": ["blockram"]}]
+    assert "accelerator npu, reaches blockram" in format_detail(b)
