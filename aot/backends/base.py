@@ -252,7 +252,9 @@ class Backend:
 
     # -- lower -------------------------------------------------------------------------
     def lower(self, region: Region, ctx: Any = None) -> Artifact:
-        """Turn a region into an :class:`Artifact` (no C text)."""
+        """Turn a region into an :class:`Artifact` (no C text). ``ctx`` is reserved for
+        build-wide facts and is None today; the symbol may be left empty (lowering fills
+        it with ``region.symbol``)."""
         raise NotImplementedError(f"backend {self.name} defines no lower()")
 
     # -- emit --------------------------------------------------------------------------
