@@ -367,6 +367,7 @@ def lower(
         if prim_name in partitioned.regions:
             operators = region_operators(module, module[prim_name], imported.sources)
             source = tuple(op.source for op in operators if op.source is not None)
+            macs[prim_name] = sum(kernel_macs(op.function) for op in operators)
         else:
             source = _source_of(imported, value, out_tensor, index)
         for t in outs:

@@ -169,3 +169,9 @@ def test_passes_before_and_after_partitioning_run(tiny) -> None:
     assert [tag for tag, _ in seen] == ["before", "after"]
     assert not any("rec" in name for name in seen[0][1])
     assert any(name.endswith("_rec") for name in seen[1][1])
+
+
+def test_a_region_counts_the_macs_of_its_operators(tiny) -> None:
+    cpu = {s.label: s.macs for s in lower(tiny, "tiny").steps}
+    npu = lower(partition(tiny, [Recorder()]), "tiny").steps[1]
+    assert npu.macs == cpu["DEPTHWISE_CONV_2D #1"] + cpu["CONV_2D #2"] > 0
