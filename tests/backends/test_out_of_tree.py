@@ -62,3 +62,19 @@ def test_partitions_builds_and_runs_bit_exact(plugin_env: dict[str, str], tmp_pa
     expected = np.load(EXAMPLE.with_suffix(".output.npy"))
     got = np.load(tmp_path / "res" / "output_0.npy")
     np.testing.assert_array_equal(got, expected.reshape(got.shape))
+
+
+@pytest.mark.emulator
+def test_runs_bit_exact_in_firmware_under_qemu(plugin_env: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    built = run_aot(
+        plugin_env, "build", str(EXAMPLE), "--board", "mps2_an386", "-o", str(out),
+        "--accelerator", "tinyacc", "-q",
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    ran = run_aot(plugin_env, "run", str(out), "-i", str(EXAMPLE.with_suffix(".input.npy")),
+                  "--save", str(tmp_path / "res"), "-q")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    expected = np.load(EXAMPLE.with_suffix(".output.npy"))
+    got = np.load(tmp_path / "res" / "output_0.npy")
+    np.testing.assert_array_equal(got, expected.reshape(got.shape))
