@@ -15,9 +15,11 @@ from aot.planning import optimal as _optimal  # noqa: F401  (registers planners)
 from aot.planning.core import (
     Planner,
     activation_lower_bound,
+    allowed_pools,
     live_bytes_per_step,
     peak_step,
     planners,
+    pool_lower_bounds,
     pool_usage,
     validate_plan,
 )
@@ -33,10 +35,13 @@ __all__ = [
     "Planner",
     "Pool",
     "activation_lower_bound",
+    "allowed_pools",
     "live_bytes_per_step",
     "peak_step",
     "plan_memory",
     "planners",
+    "pool_lower_bounds",
+    "unreachable_message",
     "validate_plan",
 ]
 
@@ -49,8 +54,10 @@ def plan_memory(
 ) -> MemoryPlan:
     """Place every buffer in one of ``pools`` (fastest first) with the named planner.
 
-    Raises PlanningError when the buffers do not fit, ConfigError for an unknown planner
-    or pool name, InternalError when the planner returns an invalid plan.
+    A buffer goes only into pools that every target touching it reaches
+    (``Buffer.targets`` within ``Pool.targets``). Raises PlanningError when the buffers do
+    not fit or one has no such pool, ConfigError for an unknown planner or pool name,
+    InternalError when the planner returns an invalid plan.
     """
     buffers = tuple(buffers)
     pools = tuple(pools)
@@ -88,7 +95,13 @@ def _make_plan(
             ),
             pool,
         )
-    return MemoryPlan(algorithm, tuple(placements), sizes, activation_lower_bound(buffers))
+    return MemoryPlan(
+        algorithm,
+        tuple(placements),
+        sizes,
+        activation_lower_bound(buffers),
+        pool_lower_bounds(buffers, pools),
+    )
 
 
 def _check_inputs(
@@ -117,6 +130,41 @@ def _check_inputs(
         raise InternalError(
             f"{len(step_names)} step names given for buffers live over {steps} steps"
         )
+    unreachable = [b for b in buffers if not allowed_pools(b, pools)]
+    if unreachable:
+        raise PlanningError(unreachable_message(unreachable, pools, step_names))
+
+
+def _targets_phrase(targets: Sequence[str]) -> str:
+    if len(targets) == 1:
+        return targets[0]
+    return f"{', '.join(targets[:-1])} and {targets[-1]}"
+
+
+def unreachable_message(
+    buffers: Sequence[Buffer], pools: Sequence[Pool], step_names: Sequence[str] | None = None
+) -> str:
+    """One line for buffers no pool can hold because no pool is reached by every target
+    that touches them: the first buffer, its operators and targets, the pools, the fix."""
+    b = buffers[0]
+    if b.users:
+        touched = ", ".join(
+            f"{_step_label(step, step_names)} on {target}" for step, target in b.users
+        )
+    else:
+        touched = _targets_phrase(b.targets)
+    candidates = [p for p in pools if b.pools is None or p.name in b.pools]
+    listed = ", ".join(
+        f"'{p.name}' ({'any target' if p.targets is None else ','.join(p.targets)})"
+        for p in candidates
+    )
+    more = f" (and {len(buffers) - 1} more buffers)" if len(buffers) > 1 else ""
+    return (
+        f"buffer '{b.name}'{more} is touched by {touched}, but no pool is reachable by "
+        f"{_targets_phrase(b.targets)}: pools {listed}; add a pool they all reach "
+        f"(--pool NAME:SIZE:{','.join(b.targets)}) or let aot copy between pools with "
+        "--allow-copies"
+    )
 
 
 def _step_label(step: int, step_names: Sequence[str] | None) -> str:
@@ -134,9 +182,12 @@ def _does_not_fit(
     advice = "give a larger pool with --pool NAME:SIZE or choose a board with more RAM"
     placed = {p.buffer for p in placements}
     missing = [b for b in buffers if b.name not in placed]
-    all_pools = [p.name for p in pools]
+    allowed = {b.name: {pools[i].name for i in allowed_pools(b, pools)} for b in buffers}
     # The pools the failed buffers could have used; buffers confined to them compete there.
-    relevant = {name for b in missing for name in (b.pools or all_pools)}
+    relevant = {name for b in missing for name in allowed[b.name]}
+    if any(not p.reaches(b) for b in missing for p in pools):
+        # Reachability narrowed the choice: copies can move the buffer elsewhere between uses.
+        advice += ", or let aot stage it through other pools with --allow-copies"
     region = [p for p in pools if p.name in relevant]
     if any(p.size is None for p in region):
         names = ", ".join(b.name for b in missing)
@@ -156,7 +207,7 @@ def _does_not_fit(
             f"{biggest.size - largest_pool} bytes over; {advice}"
         )
 
-    confined = [b for b in buffers if set(b.pools or all_pools) <= relevant]
+    confined = [b for b in buffers if allowed[b.name] <= relevant]
     need = activation_lower_bound(confined)
     peak = peak_step(confined)
     live = sorted(
@@ -172,7 +223,7 @@ def _does_not_fit(
         )
     # The live bytes fit, the packing did not (fragmentation or alignment): say how much
     # this planner would need and suggest a stronger one.
-    unbounded = [Pool(p.name, None) if p.name in relevant else p for p in pools]
+    unbounded = [Pool(p.name, None, p.targets) if p.name in relevant else p for p in pools]
     try:
         placements = tuple(planners.get(algorithm)(buffers, unbounded))
         used = sum(

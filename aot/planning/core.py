@@ -51,6 +51,30 @@ def peak_step(buffers: Sequence[Buffer]) -> int:
     return live.index(max(live)) if live else 0
 
 
+def allowed_pools(buffer: Buffer, pools: Sequence[Pool]) -> tuple[int, ...]:
+    """Indices (preference order) of the pools ``buffer`` may use: listed in its ``pools``
+    when it has that list, and reached by every target that reads or writes it."""
+    return tuple(
+        i
+        for i, p in enumerate(pools)
+        if (buffer.pools is None or p.name in buffer.pools) and p.reaches(buffer)
+    )
+
+
+def pool_lower_bounds(buffers: Sequence[Buffer], pools: Sequence[Pool]) -> dict[str, int]:
+    """Per pool, the live-bytes peak of the buffers that may use only that pool.
+
+    Those buffers all land there, so no plan makes the pool smaller; a pool shared with
+    other choices has bound 0 here (the model-wide bound covers the rest).
+    """
+    forced: dict[int, list[Buffer]] = {}
+    for b in buffers:
+        allowed = allowed_pools(b, pools)
+        if len(allowed) == 1:
+            forced.setdefault(allowed[0], []).append(b)
+    return {p.name: activation_lower_bound(forced.get(i, [])) for i, p in enumerate(pools)}
+
+
 def pool_usage(ends: Iterable[tuple[int, int]], pool: Pool) -> int:
     """Bytes a pool must provide for buffers given as (end offset, alignment) pairs.
 
@@ -111,6 +135,11 @@ def validate_plan(plan: MemoryPlan, buffers: Sequence[Buffer], pools: Sequence[P
                 f"plan puts buffer '{b.name}' in pool '{pl.pool}'; it may only use "
                 f"{', '.join(b.pools)}"
             )
+        if not pool.reaches(b):
+            raise InternalError(
+                f"plan puts buffer '{b.name}' (used by {', '.join(b.targets)}) in pool "
+                f"'{pool.name}' which only {', '.join(pool.targets or ())} can access"
+            )
         if pl.offset < 0 or pl.offset % b.alignment:
             raise InternalError(
                 f"buffer '{b.name}' at offset {pl.offset} in pool '{pl.pool}' is not "
@@ -160,16 +189,9 @@ class Packer:
         self.buffers = list(buffers)
         self.pools = list(pools)
         n = len(self.buffers)
-        pool_index = {p.name: i for i, p in enumerate(self.pools)}
-        # Allowed pools as indices, in the pools' preference order.
-        self.allowed: list[tuple[int, ...]] = []
-        for b in self.buffers:
-            if b.pools is None:
-                self.allowed.append(tuple(range(len(self.pools))))
-            else:
-                self.allowed.append(
-                    tuple(sorted(pool_index[p] for p in b.pools if p in pool_index))
-                )
+        # Allowed pools as indices, in the pools' preference order: every planner goes
+        # through this, so none can put a buffer where one of its targets cannot reach.
+        self.allowed: list[tuple[int, ...]] = [allowed_pools(b, self.pools) for b in self.buffers]
         # Conflicts: buffers whose lifetimes overlap; found by sweeping in start order.
         self.conflicts: list[list[int]] = [[] for _ in range(n)]
         by_start = sorted(range(n), key=lambda i: self.buffers[i].start)

@@ -16,6 +16,10 @@ from aot.errors import ConfigError, InternalError
 
 DEFAULT_ALIGNMENT = 16
 
+# What may access a pool, and what accesses a buffer, unless told otherwise
+# (--pool NAME:SIZE:TARGETS, --pool-file; steps name their target).
+DEFAULT_TARGETS: tuple[str, ...] = ("cpu",)
+
 
 def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
@@ -31,6 +35,10 @@ class Buffer:
     end: int  # last step where it is live
     alignment: int = DEFAULT_ALIGNMENT
     pools: tuple[str, ...] | None = None  # pools it may live in; None means any
+    # What reads or writes it (the CPU, an accelerator): only pools all of them reach fit.
+    targets: tuple[str, ...] = DEFAULT_TARGETS
+    # (step, target) of every access, for errors and reports; may be empty.
+    users: tuple[tuple[int, str], ...] = ()
 
     def __post_init__(self) -> None:
         # Buffers come from lowering, not from the user: a bad one is a bug in aot.
@@ -48,6 +56,16 @@ class Buffer:
             )
         if self.pools is not None:
             object.__setattr__(self, "pools", tuple(self.pools))
+        # Sorted and unique, so equal target sets compare equal.
+        object.__setattr__(self, "targets", tuple(sorted(set(self.targets))))
+        object.__setattr__(self, "users", tuple((int(s), str(t)) for s, t in self.users))
+        if not self.targets:
+            raise InternalError(f"buffer '{self.name}' has no targets; expected at least one")
+        stray = sorted({t for _, t in self.users} - set(self.targets))
+        if stray:
+            raise InternalError(
+                f"buffer '{self.name}' is used by {', '.join(stray)} outside its targets"
+            )
 
     def overlaps(self, other: Buffer) -> bool:
         """True when both are live at some step, so they may not share memory."""
@@ -60,15 +78,19 @@ class Pool:
 
     name: str
     size: int | None  # byte limit; None means unbounded
+    # What can read and write it; None means every target (planner-level use).
+    targets: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Pool sizes come from the user (--pool NAME:SIZE) or board data.
         if self.size is not None and self.size < 0:
             raise ConfigError(f"pool '{self.name}' has size {self.size}; expected >= 0 bytes")
+        if self.targets is not None:
+            object.__setattr__(self, "targets", tuple(sorted(set(self.targets))))
 
-
-# What may access a pool unless told otherwise (--pool NAME:SIZE:TARGETS, --pool-file).
-DEFAULT_TARGETS: tuple[str, ...] = ("cpu",)
+    def reaches(self, buffer: Buffer) -> bool:
+        """True when every target that touches ``buffer`` can access this pool."""
+        return self.targets is None or set(buffer.targets) <= set(self.targets)
 
 
 @dataclass(frozen=True)
@@ -76,8 +98,8 @@ class PoolSpec:
     """A workspace pool as the user asks for it: a name, a byte limit (None: unbounded)
     and what may access it.
 
-    ``targets`` names what accesses the pool (the CPU, an accelerator); it is recorded in
-    metadata.json and does not change the plan. ``pool()`` is what the planners see.
+    ``targets`` names what accesses the pool (the CPU, an accelerator); a buffer goes
+    only into pools that all its targets reach. ``pool()`` is what the planners see.
     """
 
     name: str
@@ -85,7 +107,7 @@ class PoolSpec:
     targets: tuple[str, ...] = DEFAULT_TARGETS
 
     def pool(self) -> Pool:
-        return Pool(self.name, self.size)
+        return Pool(self.name, self.size, self.targets)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "size_limit": self.size, "targets": list(self.targets)}
@@ -113,10 +135,16 @@ class MemoryPlan:
     # buffers in it (never beyond the pool's limit). Read-only; left out of the hash.
     pool_sizes: Mapping[str, int] = field(hash=False)
     lower_bound: int  # activation lower bound of the buffers, see activation_lower_bound()
+    # Per pool: the live-bytes peak of the buffers that can go nowhere else (reachability
+    # or an explicit pool list); the pool can never be smaller. Left out of the hash.
+    pool_lower_bounds: Mapping[str, int] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "placements", tuple(self.placements))
         object.__setattr__(self, "pool_sizes", MappingProxyType(dict(self.pool_sizes)))
+        object.__setattr__(
+            self, "pool_lower_bounds", MappingProxyType(dict(self.pool_lower_bounds))
+        )
 
     @property
     def total_size(self) -> int:
@@ -135,5 +163,6 @@ class MemoryPlan:
             "lower_bound": self.lower_bound,
             "total_size": self.total_size,
             "pool_sizes": dict(self.pool_sizes),
+            "pool_lower_bounds": dict(self.pool_lower_bounds),
             "placements": [p.to_json() for p in self.placements],
         }
