@@ -27,6 +27,10 @@ from aot.planning.model import Buffer, MemoryPlan, Placement, Pool
 
 DEFAULT_ALGORITHM = "greedy_by_size"
 
+# Advice in errors that copies could fix; aot.planning.copies drops it once they are on.
+COPIES_ADVICE = ", or let aot stage it through other pools with --allow-copies"
+UNREACHABLE_ADVICE = " or let aot copy between pools with --allow-copies"
+
 __all__ = [
     "DEFAULT_ALGORITHM",
     "Buffer",
@@ -162,8 +166,7 @@ def unreachable_message(
     return (
         f"buffer '{b.name}'{more} is touched by {touched}, but no pool is reachable by "
         f"{_targets_phrase(b.targets)}: pools {listed}; add a pool they all reach "
-        f"(--pool NAME:SIZE:{','.join(b.targets)}) or let aot copy between pools with "
-        "--allow-copies"
+        f"(--pool NAME:SIZE:{','.join(b.targets)}){UNREACHABLE_ADVICE}"
     )
 
 
@@ -187,7 +190,7 @@ def _does_not_fit(
     relevant = {name for b in missing for name in allowed[b.name]}
     if any(not p.reaches(b) for b in missing for p in pools):
         # Reachability narrowed the choice: copies can move the buffer elsewhere between uses.
-        advice += ", or let aot stage it through other pools with --allow-copies"
+        advice += COPIES_ADVICE
     region = [p for p in pools if p.name in relevant]
     if any(p.size is None for p in region):
         names = ", ".join(b.name for b in missing)

@@ -1,0 +1,304 @@
+"""Copy steps: stage a tensor through another pool when its users share no pool, or when
+the pool they share is too small for it to stay there all its life (``--allow-copies``).
+
+A graph-level transformation on the planner's inputs. A buffer's users are ``(step,
+target)`` pairs in step order; the first is its writer. Splitting it keeps a *home*
+buffer for the writer's side and gives each run of later users on other targets a
+*staging* buffer, filled by a copy step placed just before the run's first user. Those
+users read the staging buffer instead. Staging buffers are ordinary buffers: they go
+through the same planners, placed where their own users reach. A constant (in flash) read
+by a target that cannot reach the constants memory gets a staging buffer the same way.
+
+Copies run through the port's ``aot_platform_copy(dst, src, n)`` hook (a DMA where the
+port has one, ``memcpy`` by default), so a copy step adds no target to the buffers it
+touches unless ``copy_target`` names the unit that does the copy.
+
+Two ways to split: ``reach`` (only what is needed: users join the home buffer, or a run,
+while some pool still reaches all of them) for buffers no pool reaches; ``target`` (every
+change of target starts a new buffer) for buffers split to save room in a small pool.
+Buffers in ``pinned`` (graph inputs and outputs, in-place chains: more than one writer)
+are never split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from aot.errors import PlanningError
+from aot.planning import COPIES_ADVICE, UNREACHABLE_ADVICE, plan_memory, unreachable_message
+from aot.planning.core import allowed_pools
+from aot.planning.model import DEFAULT_ALIGNMENT, Buffer, MemoryPlan, Pool
+
+REACH, TARGET = "reach", "target"
+
+
+@dataclass(frozen=True)
+class ConstantUse:
+    """A constant (it lives in flash, not in a pool) and the steps that read it."""
+
+    name: str
+    size: int
+    users: tuple[tuple[int, str], ...]  # (step, target), in step order
+    alignment: int = DEFAULT_ALIGNMENT
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One copy step: ``size`` bytes from ``src`` (a buffer or constant) into the staging
+    buffer ``dst``, run just before the original step ``before``."""
+
+    name: str
+    src: str
+    dst: str
+    size: int
+    before: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "src": self.src, "dst": self.dst, "size": self.size}
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """The memory plan with its copies.
+
+    ``schedule`` is the run order: original step indices and :class:`Copy` steps; buffer
+    lifetimes in ``buffers`` and ``plan`` count positions in it. ``reads`` maps an
+    original step and a buffer or constant it used to the staging buffer it uses instead.
+    Without copies the schedule is the original steps and the plan is ``plan_memory``'s.
+    """
+
+    plan: MemoryPlan
+    buffers: tuple[Buffer, ...]
+    schedule: tuple[int | Copy, ...]
+    reads: Mapping[tuple[int, str], str] = field(hash=False)
+    step_names: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reads", MappingProxyType(dict(self.reads)))
+
+    @property
+    def copies(self) -> tuple[Copy, ...]:
+        return tuple(item for item in self.schedule if isinstance(item, Copy))
+
+    def buffer_for(self, step: int, name: str) -> str:
+        """The buffer (or constant) original step ``step`` uses for ``name``."""
+        return self.reads.get((step, name), name)
+
+
+def plan_with_copies(
+    buffers: Iterable[Buffer],
+    pools: Iterable[Pool],
+    algorithm: str,
+    *,
+    allow_copies: bool = False,
+    step_names: Sequence[str] | None = None,
+    pinned: Iterable[str] = (),
+    constants: Iterable[ConstantUse] = (),
+    constants_targets: Sequence[str] | None = None,
+    constants_memory: str = "constants",
+    copy_target: str | None = None,
+) -> CopyPlan:
+    """Plan ``buffers`` into ``pools``; with ``allow_copies``, insert copy steps where the
+    users of a buffer share no pool or the shared pool is too small.
+
+    ``constants_targets`` is what reaches the memory holding the constants (None: every
+    target). Raises PlanningError, naming the buffer or constant, its operators and
+    targets and the pools, when no plan exists (with the copies allowed).
+    """
+    buffers, pools, constants = tuple(buffers), tuple(pools), tuple(constants)
+    pinned = frozenset(pinned)
+    steps = max([b.end + 1 for b in buffers] + [len(step_names or ())])
+    names = tuple(step_names) if step_names is not None else None
+
+    def reached(targets: set[str]) -> bool:
+        return any(p.targets is None or targets <= set(p.targets) for p in pools)
+
+    far = [
+        c
+        for c in constants
+        if constants_targets is not None and any(t not in constants_targets for _, t in c.users)
+    ]
+    if far and not allow_copies:
+        raise PlanningError(_constant_message(far, constants_memory, constants_targets, names))
+    unreachable = [b for b in buffers if not allowed_pools(b, pools)]
+    if not allow_copies:
+        # Exactly the plan without copies (and its errors).
+        plan = plan_memory(buffers, pools, algorithm, names)
+        return CopyPlan(plan, buffers, tuple(range(steps)), {}, names)
+    stuck = [b for b in unreachable if b.name in pinned or len(b.users) < 2]
+    if stuck:
+        raise PlanningError(
+            unreachable_message(stuck, pools, names).replace(
+                UNREACHABLE_ADVICE,
+                "; it cannot be copied (a model input or output, or written in place)",
+            )
+        )
+    modes = {b.name: REACH for b in unreachable}
+    # Split to save room: buffers whose users span targets, longest-held bytes first.
+    spare = sorted(
+        (
+            b
+            for b in buffers
+            if b.name not in pinned and b.name not in modes and len({t for _, t in b.users}) > 1
+        ),
+        key=lambda b: (-b.size * (b.end - b.start + 1), b.name),
+    )
+    while True:
+        planned, schedule, reads = _split(
+            buffers, constants, far, constants_targets, modes, reached, steps, copy_target
+        )
+        labels = _labels(schedule, names)
+        try:
+            plan = plan_memory(planned, pools, algorithm, labels)
+        except PlanningError as err:
+            if not spare:
+                message = str(err).replace(COPIES_ADVICE, "")
+                raise PlanningError(f"{message} (with --allow-copies)") from None
+            modes[spare.pop(0).name] = TARGET
+            continue
+        return CopyPlan(plan, tuple(planned), tuple(schedule), reads, labels)
+
+
+def _labels(schedule: Sequence[int | Copy], names: tuple[str, ...] | None) -> tuple[str, ...]:
+    return tuple(
+        f"{item.name} ({item.src} -> {item.dst})"
+        if isinstance(item, Copy)
+        else (names[item] if names is not None else f"step {item}")
+        for item in schedule
+    )
+
+
+def _runs(
+    users: Sequence[tuple[int, str]],
+    home: set[str],
+    mode: str,
+    reached,
+) -> tuple[list[tuple[int, str]], list[list[tuple[int, str]]]]:
+    """The users served by the home copy, and the runs of the others (each one staging
+    buffer), in step order."""
+    stay: list[tuple[int, str]] = []
+    runs: list[list[tuple[int, str]]] = []
+    current: list[tuple[int, str]] | None = None
+    for step, target in users:
+        if target in home:
+            stay.append((step, target))
+            current = None
+            continue
+        if current is not None:
+            joined = {t for _, t in current} | {target}
+            if (len(joined) == 1) if mode == TARGET else reached(joined):
+                current.append((step, target))
+                continue
+        current = [(step, target)]
+        runs.append(current)
+    return stay, runs
+
+
+def _split(
+    buffers: Sequence[Buffer],
+    constants: Sequence[ConstantUse],
+    far: Sequence[ConstantUse],
+    constants_targets: Sequence[str] | None,
+    modes: Mapping[str, str],
+    reached,
+    steps: int,
+    copy_target: str | None,
+) -> tuple[list[Buffer], list[int | Copy], dict[tuple[int, str], str]]:
+    # Decide the runs first (in original steps), then number the schedule's positions.
+    plans: list[tuple[Buffer | ConstantUse, list[tuple[int, str]], list[list]]] = []
+    for b in buffers:
+        mode = modes.get(b.name)
+        if mode is None:
+            continue
+        home = {b.users[0][1]}
+        if mode == REACH:
+            # Readers join the writer's side while some pool still reaches all of them.
+            for _, target in b.users[1:]:
+                if target not in home and reached(home | {target}):
+                    home.add(target)
+        stay, runs = _runs(b.users, home, mode, reached)
+        plans.append((b, stay, runs))
+    for c in far:
+        home = set(constants_targets or ())
+        stay, runs = _runs(c.users, home, REACH, reached)
+        plans.append((c, stay, runs))
+    copies_before: dict[int, list[Copy]] = {}
+    reads: dict[tuple[int, str], str] = {}
+    staging: list[tuple[Copy, Buffer | ConstantUse, list[tuple[int, str]]]] = []
+    for item, _stay, runs in plans:
+        for k, run in enumerate(runs):
+            dst = f"{item.name}__copy{k}"
+            copy = Copy(f"copy_{item.name}_{k}", item.name, dst, item.size, run[0][0])
+            copies_before.setdefault(copy.before, []).append(copy)
+            staging.append((copy, item, run))
+            for step, _ in run:
+                reads[(step, item.name)] = dst
+    schedule: list[int | Copy] = []
+    position: dict[int, int] = {}
+    copy_position: dict[str, int] = {}
+    for step in range(steps):
+        for copy in copies_before.get(step, []):
+            copy_position[copy.name] = len(schedule)
+            schedule.append(copy)
+        position[step] = len(schedule)
+        schedule.append(step)
+
+    def extra(targets: set[str]) -> set[str]:
+        return targets | ({copy_target} if copy_target else set())
+
+    home_of = {item.name: stay for item, stay, _ in plans}
+    last_copy: dict[str, int] = {}
+    for copy, item, _ in staging:
+        last_copy[item.name] = max(last_copy.get(item.name, -1), copy_position[copy.name])
+    planned: list[Buffer] = []
+    for b in buffers:
+        start, end = position[b.start], position[b.end]
+        if b.name not in home_of:
+            users = tuple((position[s], t) for s, t in b.users)
+            planned.append(replace(b, start=start, end=end, users=users))
+            continue
+        stay = home_of[b.name]
+        # The writer is always at home; it lives until its last own user or last copy.
+        end = max([position[s] for s, _ in stay] + [last_copy.get(b.name, start), start])
+        users = tuple((position[s], t) for s, t in stay)
+        targets = {t for _, t in stay}
+        if b.name in last_copy:
+            targets = extra(targets)
+        planned.append(replace(b, start=start, end=end, targets=tuple(targets), users=users))
+    for copy, item, run in staging:
+        targets = extra({t for _, t in run})
+        planned.append(
+            Buffer(
+                copy.dst,
+                copy.size,
+                copy_position[copy.name],
+                position[run[-1][0]],
+                item.alignment,
+                targets=tuple(targets),
+                users=tuple((position[s], t) for s, t in run),
+            )
+        )
+    return planned, schedule, reads
+
+
+def _constant_message(
+    far: Sequence[ConstantUse],
+    memory: str,
+    targets: Sequence[str] | None,
+    names: tuple[str, ...] | None,
+) -> str:
+    c = far[0]
+    readers = ", ".join(
+        f"'{names[s]}' on {t}" if names is not None else f"step {s} on {t}"
+        for s, t in c.users
+        if targets is not None and t not in targets
+    )
+    more = f" (and {len(far) - 1} more constants)" if len(far) > 1 else ""
+    return (
+        f"constant '{c.name}' ({c.size} bytes){more} is read by {readers}, which cannot "
+        f"reach the constants memory '{memory}' ({','.join(targets or ())}); place the "
+        "constants in a memory those targets reach (the board's memory map) or let aot "
+        "copy them into a pool they reach with --allow-copies"
+    )

@@ -1,0 +1,1 @@
+"""Tests of reachability: buffers and constants only where their targets reach, copy steps."""
