@@ -1,6 +1,8 @@
 /* Weak defaults for the optional platform hooks; a port overrides any of them. */
 #include "aot/platform.h"
 
+#include <string.h>
+
 AOT_WEAK aot_error_t aot_platform_init(void) {
   return AOT_OK;
 }
@@ -19,4 +21,8 @@ AOT_WEAK uint32_t aot_platform_ticks(void) {
 
 AOT_WEAK uint32_t aot_platform_ticks_per_second(void) {
   return 0u;
+}
+
+AOT_WEAK void aot_platform_copy(void* dst, const void* src, size_t n) {
+  memcpy(dst, src, n);
 }

@@ -4,6 +4,7 @@
  * A port is one file, aot/runtime_c/ports/<name>/port.c. It must define the two serial
  * hooks; the other four have weak defaults in aot/runtime_c/src/platform_defaults.c
  * (init does nothing, abort spins, no timer: ticks and ticks-per-second are 0).
+ * One more optional hook, aot_platform_copy, serves models built with --allow-copies.
  *
  * Stack bounds are not a hook: a linker script may define the symbol
  * `aot_stack_limit` (lowest address of the main stack) and the application paints
@@ -50,6 +51,13 @@ aot_error_t aot_platform_serial_read(uint8_t* buf, size_t capacity, size_t* n_re
 
 /* Writes all len bytes, blocking. Returns AOT_OK or AOT_ERR_PLATFORM_SERIAL_WRITE. Required. */
 aot_error_t aot_platform_serial_write(const uint8_t* data, size_t len);
+
+/* Copies n bytes from src to dst; the regions do not overlap. Called by the copy steps
+ * of a model built with --allow-copies, which move a tensor between pools that not every
+ * target reaches (CPU memory, an accelerator's SRAM). A port with a DMA engine that
+ * reaches both pools may use it; it must return once the bytes are in place. Optional
+ * (default: memcpy, which needs the CPU to reach both pools). */
+void aot_platform_copy(void* dst, const void* src, size_t n);
 
 #ifdef __cplusplus
 }
