@@ -48,6 +48,10 @@ class CompileOptions:
     profile: bool = False  # the executor times each step (aot build --profile)
     # Accelerator backends by registry name, in priority order (--accelerator).
     accelerators: tuple[str, ...] = ()
+    # Copy steps where a tensor's users share no pool or the shared one is too small.
+    allow_copies: bool = False
+    # What reaches the memory holding the constants; None: every target.
+    constants_targets: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -95,8 +99,6 @@ def compile_model(
     from aot.lowering import CONSTANT, lower
     from aot.naming import scratch_buffer_name, tensor_buffer_name
     from aot.partition import partition
-    from aot.planning import plan_memory
-    from aot.planning.liveness import workspace_buffers
     from aot.planning.order import schedule
 
     def report(message: str) -> None:
@@ -121,11 +123,11 @@ def compile_model(
 
     mark = time.perf_counter()
     lowered = schedule(lowered)
-    buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
-    pools = [p.pool() for p in options.pools]
-    step_names = [f"step {s.index} ({s.label})" for s in lowered.steps]
-    report(f"planning {len(buffers)} buffers with {options.planner}")
-    plan = plan_memory(buffers, pools, options.planner, step_names=step_names)
+    report(f"planning the buffers of {len(lowered.steps)} steps with {options.planner}")
+    planned = plan_lowered(lowered, options)
+    plan, buffers = planned.plan, planned.buffers
+    if plan.copies:
+        report(f"inserted {len(plan.copies)} copy steps (--allow-copies)")
     timings["plan_s"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
@@ -173,6 +175,10 @@ def compile_model(
             "tensor": f"scratch of {step.label}",
             "source_operator": _op_ref(step.source[-1]) if step.source else None,
         }
+    for copy in plan.copies:
+        home = holds.get(copy.src, {"tensor": copy.src, "source_operator": None})
+        holds[copy.dst] = {**home, "copy_of": copy.src}
+    labels = planned.step_names or ()
     metadata: dict[str, Any] = {
         "tool_versions": _tool_versions(),
         "model": {
@@ -231,7 +237,12 @@ def compile_model(
             ],
             "workspace_bytes": sum(plan.pool_sizes.values()),
             "lower_bound_bytes": plan.lower_bound,
+            "pool_lower_bounds": dict(plan.pool_lower_bounds),
             "activation_lower_bound_bytes": lowered.activation_lower_bound,
+            "allow_copies": options.allow_copies,
+            "constants_targets": (
+                None if options.constants_targets is None else list(options.constants_targets)
+            ),
             "buffers": [
                 {
                     **placement.to_json(),
@@ -239,9 +250,14 @@ def compile_model(
                     "size": buffers_by_name[placement.buffer].size,
                     "start": buffers_by_name[placement.buffer].start,
                     "end": buffers_by_name[placement.buffer].end,
+                    **_touched_json(buffers_by_name[placement.buffer], labels),
                 }
                 for placement in plan.placements
             ],
+            # With copies, buffer lifetimes count positions in this run order (steps and
+            # copies); without, the schedule is the operators in order.
+            "schedule": list(labels) if plan.copies else None,
+            "copies": [c.to_json() for c in plan.copies],
         },
         "activations": [
             {"id": t.id, "shape": list(t.shape), "dtype": t.dtype, "size_bytes": t.size_bytes}
@@ -270,6 +286,37 @@ def compile_model(
         "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
     }
     return CompiledLibrary(metadata=metadata, sources=tuple(metadata["library"]["sources"]))
+
+
+def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
+    """The plan stage on a lowered model: buffers (each with the targets that touch it)
+    into the pools their targets reach, with copy steps when ``allow_copies``; returns an
+    ``aot.planning.copies.CopyPlan``."""
+    from aot.planning.copies import plan_with_copies
+    from aot.planning.liveness import constant_uses, pinned_buffers, workspace_buffers
+
+    buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
+    return plan_with_copies(
+        buffers,
+        [p.pool() for p in options.pools],
+        options.planner,
+        allow_copies=options.allow_copies,
+        step_names=[f"step {s.index} ({s.label})" for s in lowered.steps],
+        pinned=pinned_buffers(lowered),
+        constants=constant_uses(lowered, options.workspace_alignment),
+        constants_targets=options.constants_targets,
+    )
+
+
+def _touched_json(buffer: Any, labels: Sequence[str]) -> dict[str, Any]:
+    """Who touches a buffer: its targets and every (step, target) with the step's label."""
+    return {
+        "targets": list(buffer.targets),
+        "touched_by": [
+            {"step": s, "target": t, "label": labels[s] if s < len(labels) else None}
+            for s, t in buffer.users
+        ],
+    }
 
 
 def _op_ref(op: Any) -> dict[str, Any]:

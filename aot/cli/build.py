@@ -116,6 +116,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and a build without it reads no timer inside the model",
     )
     parser.add_argument(
+        "--allow-copies",
+        action="store_true",
+        help="where the operators touching a tensor (or constant) share no pool they all "
+        "reach, or the shared pool is too small, insert copy steps (the port's "
+        "aot_platform_copy, memcpy by default) with staging buffers instead of failing",
+    )
+    parser.add_argument(
         "--constants-alignment",
         type=int,
         default=16,
@@ -255,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
         io_in_pool=args.io_in_pool,
         profile=args.profile,
         accelerators=tuple(args.accelerator),
+        allow_copies=args.allow_copies,
     )
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)

@@ -234,22 +234,25 @@ def _constants_source(lowered: LoweredModel, options: CodegenOptions) -> tuple[s
 
 def _pointers(
     lowered: LoweredModel, plan: MemoryPlan, options: CodegenOptions
-) -> tuple[Callable[[Tensor], str], Callable[[Tensor], str]]:
+) -> tuple[Callable[..., str], Callable[..., str]]:
     """C expressions for a tensor: in its pool, and wherever run() finds it."""
     name = lowered.name
 
-    def pool_pointer(tensor: Tensor) -> str:
+    def pool_pointer(tensor: Tensor, step: int | None = None) -> str:
         root = lowered.tensors[lowered.memory_root(tensor.id)]
-        placement = plan.placement(tensor_buffer_name(root))
+        buffer = tensor_buffer_name(root)
+        # A step served by a copy (--allow-copies) uses the staging buffer instead.
+        placement = plan.placement(buffer if step is None else plan.buffer_for(step, buffer))
         ctype = c_type(tensor.dtype)
         return f"({ctype}*)(void*)({pool_symbol(name, placement.pool)} + {placement.offset})"
 
-    def pointer(tensor: Tensor) -> str:
+    def pointer(tensor: Tensor, step: int | None = None) -> str:
         if tensor.kind == CONSTANT:
-            return constant_symbol(name, tensor)
+            staged = step is not None and (step, tensor_buffer_name(tensor)) in plan.reads
+            return pool_pointer(tensor, step) if staged else constant_symbol(name, tensor)
         if tensor.kind in (INPUT, OUTPUT) and not options.io_in_pool:
             return f"{'inputs' if tensor.kind == INPUT else 'outputs'}->{tensor.name}"
-        return pool_pointer(tensor)
+        return pool_pointer(tensor, step)
 
     return pool_pointer, pointer
 
@@ -268,7 +271,7 @@ def _step_codes(
             scratch = f"{pool_symbol(lowered.name, placement.pool)} + {placement.offset}"
         ctx = EmitContext(
             lowered.name,
-            tuple(pointer(t) for t in tensors),
+            tuple(pointer(t, step.index) for t in tensors),
             tuple(c_type(t.dtype) for t in tensors),
             scratch,
             "AOT_ERR_MODEL",
@@ -330,7 +333,12 @@ def _executor_source(
         )
     out.append("")
 
-    pool_pointer, _ = _pointers(lowered, plan, options)
+    pool_pointer, pointer = _pointers(lowered, plan, options)
+    by_buffer = {tensor_buffer_name(t): t for t in lowered.tensors}
+    if plan.copies:
+        # The port's copy hook (aot/platform.h), declared here so the library needs no
+        # runtime header beyond model.h and error.h.
+        out += ["void aot_platform_copy(void* dst, const void* src, size_t n);", ""]
 
     if options.io_in_pool:
         for symbol, tensors in (("input", lowered.inputs), ("output", lowered.outputs)):
@@ -371,6 +379,13 @@ def _executor_source(
         out.append("  uint32_t aot_tick = aot_platform_ticks();")
         out.append("  uint32_t aot_tock;")
     for step, code in zip(lowered.steps, codes, strict=True):
+        for copy in plan.copies_before(step.index):
+            dst = plan.placement(copy.dst)
+            out.append(f"  /* {copy.name}: {copy.size} bytes for step {step.index} */")
+            out.append(
+                f"  aot_platform_copy({pool_symbol(name, dst.pool)} + {dst.offset}, "
+                f"{pointer(by_buffer[copy.src])}, {copy.size}u);"
+            )
         out.append(f"  /* step {step.index}: {step.operator} */")
         out += [f"  {line}" for line in code.call]
         if options.profile:

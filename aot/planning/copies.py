@@ -29,9 +29,12 @@ from types import MappingProxyType
 from aot.errors import PlanningError
 from aot.planning import COPIES_ADVICE, UNREACHABLE_ADVICE, plan_memory, unreachable_message
 from aot.planning.core import allowed_pools
-from aot.planning.model import DEFAULT_ALIGNMENT, Buffer, MemoryPlan, Pool
+from aot.planning.model import DEFAULT_ALIGNMENT, Buffer, Copy, MemoryPlan, Pool
 
-REACH, TARGET = "reach", "target"
+# How a buffer is split: REACH (only where needed), TARGET (at every change of target,
+# the copy just before the run: frees the staging pool) or SPILL (TARGET, the copy just
+# after the use before the run: frees the home pool).
+REACH, TARGET, SPILL = "reach", "target", "spill"
 
 
 @dataclass(frozen=True)
@@ -45,28 +48,14 @@ class ConstantUse:
 
 
 @dataclass(frozen=True)
-class Copy:
-    """One copy step: ``size`` bytes from ``src`` (a buffer or constant) into the staging
-    buffer ``dst``, run just before the original step ``before``."""
-
-    name: str
-    src: str
-    dst: str
-    size: int
-    before: int
-
-    def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "src": self.src, "dst": self.dst, "size": self.size}
-
-
-@dataclass(frozen=True)
 class CopyPlan:
     """The memory plan with its copies.
 
     ``schedule`` is the run order: original step indices and :class:`Copy` steps; buffer
     lifetimes in ``buffers`` and ``plan`` count positions in it. ``reads`` maps an
-    original step and a buffer or constant it used to the staging buffer it uses instead.
-    Without copies the schedule is the original steps and the plan is ``plan_memory``'s.
+    original step and a buffer or constant it used to the staging buffer it uses instead
+    (``plan`` carries the copies and ``reads`` too, for the executor). Without copies the
+    schedule is the original steps and the plan is ``plan_memory``'s.
     """
 
     plan: MemoryPlan
@@ -156,8 +145,15 @@ def plan_with_copies(
             if not spare:
                 message = str(err).replace(COPIES_ADVICE, "")
                 raise PlanningError(f"{message} (with --allow-copies)") from None
-            modes[spare.pop(0).name] = TARGET
+            # Greedy: fetch late first; if that is not enough, spill early; then the next.
+            name = spare[0].name
+            if modes.get(name) == TARGET:
+                modes[name] = SPILL
+                spare.pop(0)
+            else:
+                modes[name] = TARGET
             continue
+        plan = replace(plan, copies=tuple(c for c in schedule if isinstance(c, Copy)), reads=reads)
         return CopyPlan(plan, tuple(planned), tuple(schedule), reads, labels)
 
 
@@ -188,7 +184,7 @@ def _runs(
             continue
         if current is not None:
             joined = {t for _, t in current} | {target}
-            if (len(joined) == 1) if mode == TARGET else reached(joined):
+            if (len(joined) == 1) if mode != REACH else reached(joined):
                 current.append((step, target))
                 continue
         current = [(step, target)]
@@ -207,7 +203,7 @@ def _split(
     copy_target: str | None,
 ) -> tuple[list[Buffer], list[int | Copy], dict[tuple[int, str], str]]:
     # Decide the runs first (in original steps), then number the schedule's positions.
-    plans: list[tuple[Buffer | ConstantUse, list[tuple[int, str]], list[list]]] = []
+    plans: list[tuple[Buffer | ConstantUse, list[tuple[int, str]], list[list], str]] = []
     for b in buffers:
         mode = modes.get(b.name)
         if mode is None:
@@ -219,18 +215,22 @@ def _split(
                 if target not in home and reached(home | {target}):
                     home.add(target)
         stay, runs = _runs(b.users, home, mode, reached)
-        plans.append((b, stay, runs))
+        plans.append((b, stay, runs, mode))
     for c in far:
         home = set(constants_targets or ())
         stay, runs = _runs(c.users, home, REACH, reached)
-        plans.append((c, stay, runs))
+        plans.append((c, stay, runs, REACH))
     copies_before: dict[int, list[Copy]] = {}
     reads: dict[tuple[int, str], str] = {}
     staging: list[tuple[Copy, Buffer | ConstantUse, list[tuple[int, str]]]] = []
-    for item, _stay, runs in plans:
+    for item, stay, runs, mode in plans:
         for k, run in enumerate(runs):
             dst = f"{item.name}__copy{k}"
-            copy = Copy(f"copy_{item.name}_{k}", item.name, dst, item.size, run[0][0])
+            before = run[0][0]
+            if mode == SPILL:
+                # Right after the last use before the run (the writer at least).
+                before = max([s for s, _ in stay if s < before], default=before - 1) + 1
+            copy = Copy(f"copy_{item.name}_{k}", item.name, dst, item.size, before)
             copies_before.setdefault(copy.before, []).append(copy)
             staging.append((copy, item, run))
             for step, _ in run:
@@ -248,7 +248,7 @@ def _split(
     def extra(targets: set[str]) -> set[str]:
         return targets | ({copy_target} if copy_target else set())
 
-    home_of = {item.name: stay for item, stay, _ in plans}
+    home_of = {item.name: stay for item, stay, _, _ in plans}
     last_copy: dict[str, int] = {}
     for copy, item, _ in staging:
         last_copy[item.name] = max(last_copy.get(item.name, -1), copy_position[copy.name])

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from aot.lowering import INPUT, INTERMEDIATE, OUTPUT, LoweredModel
+from aot.lowering import CONSTANT, INPUT, INTERMEDIATE, OUTPUT, LoweredModel
 from aot.naming import scratch_buffer_name, tensor_buffer_name
 from aot.planning import Buffer
+from aot.planning.copies import ConstantUse
 
 
 def workspace_buffers(
@@ -13,13 +14,15 @@ def workspace_buffers(
     """Every block of RAM the executor needs besides user-provided inputs and outputs.
 
     An intermediate tensor lives from the step that writes it to the last step that reads
-    it; a kernel's scratch lives only during its own step.
+    it; a kernel's scratch lives only during its own step. Each buffer carries the steps
+    that touch it and their targets, so the planner puts it where all of them reach.
     """
     # Tensors computed in place share their root's buffer, live over all their uses.
     # With io_in_pool, inputs are live from the start and outputs until the end.
     end = max(len(lowered.steps) - 1, 0)
     first: dict[int, int] = {}
     last: dict[int, int] = {}
+    users: dict[int, list[tuple[int, str]]] = {}
     if io_in_pool:
         for tensor in lowered.inputs:
             first[tensor.id] = 0
@@ -35,6 +38,9 @@ def workspace_buffers(
             first.setdefault(root, step.index)
             last[root] = max(last.get(root, step.index), step.index)
             align[root] = max(align.get(root, alignment), need)
+            touched = users.setdefault(root, [])
+            if (step.index, step.target) not in touched:
+                touched.append((step.index, step.target))
         if step.scratch_bytes:
             align[-1 - step.index] = max(alignment, need)  # its scratch
     buffers: list[Buffer] = []
@@ -42,6 +48,7 @@ def workspace_buffers(
         in_pool = tensor.kind == INTERMEDIATE or (io_in_pool and tensor.kind in (INPUT, OUTPUT))
         if not in_pool or tensor.id not in first:
             continue
+        touched = tuple(users[tensor.id])
         buffers.append(
             Buffer(
                 tensor_buffer_name(tensor),
@@ -49,6 +56,8 @@ def workspace_buffers(
                 first[tensor.id],
                 last[tensor.id],
                 align.get(tensor.id, alignment),
+                targets=tuple({t for _, t in touched}),
+                users=touched,
             )
         )
     for step in lowered.steps:
@@ -60,6 +69,46 @@ def workspace_buffers(
                     step.index,
                     step.index,
                     align.get(-1 - step.index, alignment),
+                    targets=(step.target,),
+                    users=((step.index, step.target),),
                 )
             )
     return buffers
+
+
+def pinned_buffers(lowered: LoweredModel) -> set[str]:
+    """Buffers a copy step may not split: model inputs and outputs (the caller's memory
+    or fixed by --io-in-pool) and buffers written by more than one step (in place)."""
+    writers: dict[int, int] = {}
+    for step in lowered.steps:
+        for tensor_id in step.outputs:
+            root = lowered.memory_root(tensor_id)
+            writers[root] = writers.get(root, 0) + 1
+    return {
+        tensor_buffer_name(t)
+        for t in lowered.tensors
+        if t.kind in (INPUT, OUTPUT) or writers.get(t.id, 0) > 1
+    }
+
+
+def constant_uses(lowered: LoweredModel, alignment: int = 16) -> list[ConstantUse]:
+    """Every constant with the steps that read it, for the constants-reach check."""
+    users: dict[int, list[tuple[int, str]]] = {}
+    for step in lowered.steps:
+        for tensor_id in step.args:
+            seen = users.setdefault(tensor_id, [])
+            if (
+                lowered.tensors[tensor_id].kind == CONSTANT
+                and (step.index, step.target) not in seen
+            ):
+                seen.append((step.index, step.target))
+    return [
+        ConstantUse(
+            tensor_buffer_name(lowered.tensors[t]),
+            max(lowered.tensors[t].size_bytes, 1),
+            tuple(u),
+            alignment,
+        )
+        for t, u in users.items()
+        if u
+    ]

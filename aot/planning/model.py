@@ -126,6 +126,28 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class Copy:
+    """A copy step: ``size`` bytes from ``src`` (a buffer, or a constant in flash) into
+    the staging buffer ``dst``, run just before the original step ``before``
+    (``aot.planning.copies``; the port's ``aot_platform_copy`` does it)."""
+
+    name: str
+    src: str
+    dst: str
+    size: int
+    before: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "src": self.src,
+            "dst": self.dst,
+            "size": self.size,
+            "before_step": self.before,
+        }
+
+
+@dataclass(frozen=True)
 class MemoryPlan:
     """The output of the planning stage: a pool and an offset for every buffer."""
 
@@ -138,8 +160,14 @@ class MemoryPlan:
     # Per pool: the live-bytes peak of the buffers that can go nowhere else (reachability
     # or an explicit pool list); the pool can never be smaller. Left out of the hash.
     pool_lower_bounds: Mapping[str, int] = field(default_factory=dict, hash=False)
+    # Copy steps (--allow-copies) and, per (step index, buffer or constant), the staging
+    # buffer that step uses instead; empty without copies.
+    copies: tuple[Copy, ...] = ()
+    reads: Mapping[tuple[int, str], str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "copies", tuple(self.copies))
+        object.__setattr__(self, "reads", MappingProxyType(dict(self.reads)))
         object.__setattr__(self, "placements", tuple(self.placements))
         object.__setattr__(self, "pool_sizes", MappingProxyType(dict(self.pool_sizes)))
         object.__setattr__(
@@ -150,6 +178,13 @@ class MemoryPlan:
     def total_size(self) -> int:
         """Bytes used over all pools; what the planners minimize."""
         return sum(self.pool_sizes.values())
+
+    def buffer_for(self, step: int, name: str) -> str:
+        """The buffer (or constant) step ``step`` uses for ``name``: a staging copy or itself."""
+        return self.reads.get((step, name), name)
+
+    def copies_before(self, step: int) -> tuple[Copy, ...]:
+        return tuple(c for c in self.copies if c.before == step)
 
     def placement(self, name: str) -> Placement:
         for placement in self.placements:
@@ -165,4 +200,5 @@ class MemoryPlan:
             "pool_sizes": dict(self.pool_sizes),
             "pool_lower_bounds": dict(self.pool_lower_bounds),
             "placements": [p.to_json() for p in self.placements],
+            "copies": [c.to_json() for c in self.copies],
         }
