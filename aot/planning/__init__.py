@@ -163,6 +163,16 @@ def unreachable_message(
         for p in candidates
     )
     more = f" (and {len(buffers) - 1} more buffers)" if len(buffers) > 1 else ""
+    lonely = [
+        t for t in b.targets if not any(p.targets is None or t in p.targets for p in candidates)
+    ]
+    if lonely:
+        # No copy helps a target that reaches no pool at all.
+        return (
+            f"buffer '{b.name}'{more} is touched by {touched}, but no pool is reachable by "
+            f"{_targets_phrase(lonely)} at all: pools {listed}; add a pool "
+            f"{_targets_phrase(lonely)} can access (--pool NAME:SIZE:{','.join(lonely)})"
+        )
     return (
         f"buffer '{b.name}'{more} is touched by {touched}, but no pool is reachable by "
         f"{_targets_phrase(b.targets)}: pools {listed}; add a pool they all reach "
