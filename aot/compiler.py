@@ -97,7 +97,6 @@ def compile_model(
     from aot.codegen.executor import CodegenOptions, generate_sources
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
-    from aot.naming import scratch_buffer_name, tensor_buffer_name
     from aot.partition import partition
     from aot.planning.order import schedule
 
@@ -125,7 +124,7 @@ def compile_model(
     lowered = schedule(lowered)
     report(f"planning the buffers of {len(lowered.steps)} steps with {options.planner}")
     planned = plan_lowered(lowered, options)
-    plan, buffers = planned.plan, planned.buffers
+    plan = planned.plan
     if plan.copies:
         report(f"inserted {len(plan.copies)} copy steps (--allow-copies)")
     timings["plan_s"] = time.perf_counter() - mark
@@ -161,24 +160,6 @@ def compile_model(
 
     source_bytes = Path(model_path).read_bytes()
     c_lines = sum(content.count("\n") for content in files.values())
-    buffers_by_name = {b.name: b for b in buffers}
-    # What each buffer holds in the source model's words, for inspect and the picture.
-    holds: dict[str, dict[str, Any]] = {}
-    for tensor in lowered.tensors:
-        producer = next((s for s in lowered.steps if tensor.id in s.outputs and s.source), None)
-        holds[tensor_buffer_name(tensor)] = {
-            "tensor": tensor.source or tensor.name,
-            "source_operator": _op_ref(producer.source[-1]) if producer else None,
-        }
-    for step in lowered.steps:
-        holds[scratch_buffer_name(step.index)] = {
-            "tensor": f"scratch of {step.label}",
-            "source_operator": _op_ref(step.source[-1]) if step.source else None,
-        }
-    for copy in plan.copies:
-        home = holds.get(copy.src, {"tensor": copy.src, "source_operator": None})
-        holds[copy.dst] = {**home, "copy_of": copy.src}
-    labels = planned.step_names or ()
     metadata: dict[str, Any] = {
         "tool_versions": _tool_versions(),
         "model": {
@@ -209,56 +190,8 @@ def compile_model(
             _io_json(spec, tensor)
             for spec, tensor in zip(imported.outputs, lowered.outputs, strict=True)
         ],
-        "operators": [
-            {
-                "index": step.index,
-                "name": step.operator,
-                "label": step.label,
-                "source_operators": [op.to_json() for op in step.source],
-                "kernel": step.kernel,
-                "backend": step.backend,
-                "target": step.target,
-                "scratch_bytes": step.scratch_bytes,
-                "macs": step.macs,
-                "workspace_bytes": sum(
-                    lowered.tensors[t].size_bytes
-                    for t in step.args
-                    if lowered.tensors[t].kind == "intermediate"
-                )
-                + step.scratch_bytes,
-            }
-            for step in lowered.steps
-        ],
-        "memory": {
-            "planner": plan.algorithm,
-            "io_in_pool": options.io_in_pool,
-            "pools": [
-                {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)} for p in options.pools
-            ],
-            "workspace_bytes": sum(plan.pool_sizes.values()),
-            "lower_bound_bytes": plan.lower_bound,
-            "pool_lower_bounds": dict(plan.pool_lower_bounds),
-            "activation_lower_bound_bytes": lowered.activation_lower_bound,
-            "allow_copies": options.allow_copies,
-            "constants_targets": (
-                None if options.constants_targets is None else list(options.constants_targets)
-            ),
-            "buffers": [
-                {
-                    **placement.to_json(),
-                    **holds.get(placement.buffer, {"tensor": None, "source_operator": None}),
-                    "size": buffers_by_name[placement.buffer].size,
-                    "start": buffers_by_name[placement.buffer].start,
-                    "end": buffers_by_name[placement.buffer].end,
-                    **_touched_json(buffers_by_name[placement.buffer], labels),
-                }
-                for placement in plan.placements
-            ],
-            # With copies, buffer lifetimes count positions in this run order (steps and
-            # copies); without, the schedule is the operators in order.
-            "schedule": list(labels) if plan.copies else None,
-            "copies": [c.to_json() for c in plan.copies],
-        },
+        "operators": operators_metadata(lowered),
+        "memory": memory_metadata(lowered, planned, options),
         "activations": [
             {"id": t.id, "shape": list(t.shape), "dtype": t.dtype, "size_bytes": t.size_bytes}
             for t in lowered.tensors
@@ -286,6 +219,93 @@ def compile_model(
         "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
     }
     return CompiledLibrary(metadata=metadata, sources=tuple(metadata["library"]["sources"]))
+
+
+def operators_metadata(lowered: Any) -> list[dict[str, Any]]:
+    """metadata.json's operators: in order, each with where it runs (backend, target)."""
+    return [
+        {
+            "index": step.index,
+            "name": step.operator,
+            "label": step.label,
+            "source_operators": [op.to_json() for op in step.source],
+            "kernel": step.kernel,
+            "backend": step.backend,
+            "target": step.target,
+            "scratch_bytes": step.scratch_bytes,
+            "macs": step.macs,
+            "workspace_bytes": sum(
+                lowered.tensors[t].size_bytes
+                for t in step.args
+                if lowered.tensors[t].kind == "intermediate"
+            )
+            + step.scratch_bytes,
+        }
+        for step in lowered.steps
+    ]
+
+
+def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict[str, Any]:
+    """metadata.json's memory: pools, every buffer with its pool, what it holds, its
+    targets and the steps that touch it, the copy steps and the run order with them."""
+    from aot.naming import scratch_buffer_name, tensor_buffer_name
+
+    plan, buffers = planned.plan, planned.buffers
+    buffers_by_name = {b.name: b for b in buffers}
+    # What each buffer holds in the source model's words, for inspect and the picture.
+    holds: dict[str, dict[str, Any]] = {}
+    for tensor in lowered.tensors:
+        producer = next((s for s in lowered.steps if tensor.id in s.outputs and s.source), None)
+        holds[tensor_buffer_name(tensor)] = {
+            "tensor": tensor.source or tensor.name,
+            "source_operator": _op_ref(producer.source[-1]) if producer else None,
+        }
+    for step in lowered.steps:
+        holds[scratch_buffer_name(step.index)] = {
+            "tensor": f"scratch of {step.label}",
+            "source_operator": _op_ref(step.source[-1]) if step.source else None,
+        }
+    for copy in plan.copies:
+        home = holds.get(copy.src, {"tensor": copy.src, "source_operator": None})
+        holds[copy.dst] = {**home, "copy_of": copy.src}
+    labels = planned.step_names or ()
+    return {
+        "planner": plan.algorithm,
+        "io_in_pool": options.io_in_pool,
+        "pools": [
+            {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)} for p in options.pools
+        ],
+        "workspace_bytes": sum(plan.pool_sizes.values()),
+        "lower_bound_bytes": plan.lower_bound,
+        "pool_lower_bounds": dict(plan.pool_lower_bounds),
+        "activation_lower_bound_bytes": lowered.activation_lower_bound,
+        "allow_copies": options.allow_copies,
+        "constants_targets": (
+            None if options.constants_targets is None else list(options.constants_targets)
+        ),
+        "buffers": [
+            {
+                **placement.to_json(),
+                **holds.get(placement.buffer, {"tensor": None, "source_operator": None}),
+                "size": buffers_by_name[placement.buffer].size,
+                "start": buffers_by_name[placement.buffer].start,
+                "end": buffers_by_name[placement.buffer].end,
+                **_touched_json(buffers_by_name[placement.buffer], labels),
+            }
+            for placement in plan.placements
+        ],
+        # With copies, buffer lifetimes count positions in this run order (steps and
+        # copies); without, the schedule is the operators in order.
+        "schedule": (
+            [
+                {"step": item} if isinstance(item, int) else {"copy": item.name}
+                for item in planned.schedule
+            ]
+            if plan.copies
+            else None
+        ),
+        "copies": [c.to_json() for c in plan.copies],
+    }
 
 
 def plan_lowered(lowered: Any, options: CompileOptions) -> Any:

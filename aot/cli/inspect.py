@@ -76,6 +76,8 @@ class LoadedPlan:
     step_names: tuple[str, ...]  # operator per step, in the source model's words
     # buffer name -> (source tensor name or None, "CONV_2D #3"-style producer or None)
     holds: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    # Where each step runs ("cpu", an accelerator; "copy" for a copy step).
+    step_targets: tuple[str, ...] = ()
 
 
 def _field(mapping: Any, key: str, where: str) -> Any:
@@ -93,8 +95,8 @@ def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedP
     targets = {}
     for entry in _field(memory, "pools", here):
         name = _field(entry, "name", f"{here} pool")
-        pools.append(Pool(name, entry.get("size_limit")))
         targets[name] = list(entry.get("targets", ["cpu"]))
+        pools.append(Pool(name, entry.get("size_limit"), tuple(targets[name])))
     used = {p["name"]: int(p.get("used_bytes", 0)) for p in memory["pools"]}
     buffers, placements = [], []
     holds: dict[str, tuple[str | None, str | None]] = {}
@@ -115,6 +117,11 @@ def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedP
                     int(entry["start"]),
                     int(entry["end"]),
                     int(entry.get("alignment", DEFAULT_ALIGNMENT)),
+                    # Folders built before reachability: everything was the CPU's.
+                    targets=tuple(entry.get("targets", ["cpu"])),
+                    users=tuple(
+                        (int(u["step"]), str(u["target"])) for u in entry.get("touched_by", [])
+                    ),
                 )
             )
             placements.append(Placement(name, entry["pool"], int(entry["offset"])))
@@ -127,12 +134,35 @@ def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedP
         int(op.get("index", i)): str(op.get("label") or op.get("name", "?"))
         for i, op in enumerate(operators)
     }
-    step_names = tuple(names.get(i, f"step {i}") for i in range(steps))
+    where = {
+        int(op.get("index", i)): str(op.get("target", "cpu")) for i, op in enumerate(operators)
+    }
+    schedule = memory.get("schedule")
+    if schedule:
+        # Built with copies: lifetimes count positions in the run order, copies included.
+        step_names = tuple(
+            f"copy {item['copy']}" if "copy" in item else names.get(item["step"], "?")
+            for item in schedule
+        )
+        step_targets = tuple(
+            "copy" if "copy" in item else where.get(item["step"], "cpu") for item in schedule
+        )
+        steps = max(steps, len(schedule))
+        step_names += tuple(f"step {i}" for i in range(len(schedule), steps))
+    else:
+        step_names = tuple(names.get(i, f"step {i}") for i in range(steps))
+        step_targets = tuple(where.get(i, "cpu") for i in range(steps))
     from aot.planning import activation_lower_bound
 
     lower = int(memory.get("lower_bound_bytes", activation_lower_bound(buffers)))
-    plan = MemoryPlan(str(memory.get("planner", "?")), tuple(placements), used, lower)
-    return LoadedPlan(plan, tuple(buffers), tuple(pools), targets, step_names, holds)
+    plan = MemoryPlan(
+        str(memory.get("planner", "?")),
+        tuple(placements),
+        used,
+        lower,
+        {k: int(v) for k, v in memory.get("pool_lower_bounds", {}).items()},
+    )
+    return LoadedPlan(plan, tuple(buffers), tuple(pools), targets, step_names, holds, step_targets)
 
 
 def _ratio(numerator: int, denominator: int | None) -> float | None:
@@ -159,6 +189,8 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
                 "targets": loaded.targets.get(pool.name, ["cpu"]),
                 "used_bytes": used,
                 "lower_bound_bytes": bound,
+                # What must sit here whatever the plan (its only reachable pool).
+                "forced_lower_bound_bytes": plan.pool_lower_bounds.get(pool.name),
                 "utilisation": _ratio(used, pool.size),
                 "ratio_to_lower_bound": _ratio(used, bound),
                 "buffers": [
@@ -172,6 +204,11 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
                         "start": b.start,
                         "end": b.end,
                         "operators": list(loaded.step_names[b.start : b.end + 1]),
+                        "targets": list(b.targets),
+                        "touched_by": [
+                            {"step": t, "target": target, "operator": loaded.step_names[t]}
+                            for t, target in b.users
+                        ],
                     }
                     for b, offset in inside
                 ],
@@ -197,6 +234,9 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
             ],
         }
     model = metadata.get("model", {})
+    runs_on: dict[str, int] = {}
+    for target in loaded.step_targets:
+        runs_on[target] = runs_on.get(target, 0) + 1
     return {
         "model": model.get("name"),
         "source": model.get("source"),
@@ -207,6 +247,8 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
         "lower_bound_bytes": plan.lower_bound,
         "ratio_to_lower_bound": _ratio(plan.total_size, plan.lower_bound),
         "peak": peak,
+        "operators_by_target": runs_on,
+        "copies": list(metadata.get("memory", {}).get("copies", [])),
         "pools": pools,
     }
 
@@ -230,6 +272,14 @@ def _operators(names: Sequence[str]) -> str:
     return f"{names[0]} -> ... -> {names[-1]} ({len(names)} steps)"
 
 
+def _touched(users: Sequence[dict[str, Any]]) -> str:
+    """``cpu 0,3 npu 1``: the steps that touch a buffer, grouped by target."""
+    by_target: dict[str, list[str]] = {}
+    for u in users:
+        by_target.setdefault(u["target"], []).append(str(u["step"]))
+    return " ".join(f"{t} {','.join(steps)}" for t, steps in by_target.items())
+
+
 def format_text(report: dict[str, Any]) -> str:
     """The report for people: a summary, then a table of buffers per pool."""
     ratio = report["ratio_to_lower_bound"]
@@ -240,6 +290,10 @@ def format_text(report: dict[str, Any]) -> str:
         f"bound {report['lower_bound_bytes']} B"
         + (f" (used / bound {ratio:.3f})" if ratio is not None else ""),
     ]
+    if report["operators_by_target"]:
+        lines.append(
+            "runs on: " + ", ".join(f"{n} on {t}" for t, n in report["operators_by_target"].items())
+        )
     peak = report["peak"]
     if peak is not None:
         shown = ", ".join(
@@ -266,7 +320,7 @@ def format_text(report: dict[str, Any]) -> str:
         if not pool["buffers"]:
             lines.append("  (no buffers)")
             continue
-        rows = [("buffer", "size", "offset", "end", "steps", "operators")]
+        rows = [("buffer", "size", "offset", "end", "steps", "touched by", "operators")]
         rows += [
             (
                 short_tensor_name(b["tensor"]) or b["name"],
@@ -274,15 +328,16 @@ def format_text(report: dict[str, Any]) -> str:
                 str(b["offset"]),
                 str(b["end_offset"]),
                 _steps(b["start"], b["end"]),
+                _touched(b["touched_by"]) or ",".join(b["targets"]),
                 _operators(b["operators"]),
             )
             for b in pool["buffers"]
         ]
-        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        widths = [max(len(row[i]) for row in rows) for i in range(6)]
         for row in rows:
             cells = [row[0].ljust(widths[0])]
             cells += [row[i].rjust(widths[i]) for i in (1, 2, 3)]
-            cells += [row[4].ljust(widths[4]), row[5]]
+            cells += [row[4].ljust(widths[4]), row[5].ljust(widths[5]), row[6]]
             lines.append("  " + "  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
 

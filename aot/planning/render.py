@@ -158,7 +158,7 @@ def render_svg(
         )
     for k, (panel, title) in enumerate(zip(panels, titles, strict=True)):
         top = header + k * (panel_h + PANEL_GAP)
-        out += _panel(panel, title, top, panel_h, width, left, step_w, shown, labels, tags)
+        out += _panel(panel, title, top, panel_h, width, left, step_w, shown, labels, tags, names)
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -192,7 +192,10 @@ def _title(panel: _PanelData) -> str:
     if pool.size is not None and not panel.limit_drawn:
         limit += " (above the scale)"
     fill = f" ({panel.used / pool.size:.0%} of limit)" if pool.size else ""
-    return f"pool {pool.name}: {panel.used} B used{fill}, {limit}, lower bound {panel.bound} B"
+    reach = "" if pool.targets is None else f", reached by {','.join(pool.targets)}"
+    return (
+        f"pool {pool.name}: {panel.used} B used{fill}, {limit}, lower bound {panel.bound} B{reach}"
+    )
 
 
 def _wrap(text: str, width: float) -> list[str]:
@@ -217,6 +220,7 @@ def _panel(
     shown: Sequence[tuple[int, str]],
     labels: Mapping[str, str],
     tags: Mapping[str, str],
+    step_names: Sequence[str],
 ) -> list[str]:
     pool = panel.pool
     plot_top = top + TITLE_SIZE + 10
@@ -244,6 +248,12 @@ def _panel(
         tip = f"{shown_name}: {b.size} bytes at offset {offset}, steps {b.start}-{b.end}"
         if shown_name != b.name:
             tip += f" (buffer {b.name})"
+        if b.users:
+            # Who touches it, and on which target: why it sits in this pool.
+            tip += "; touched by " + ", ".join(
+                f"{step_names[t] if t < len(step_names) else f'step {t}'} on {target}"
+                for t, target in b.users
+            )
         out.append(
             f'<rect x="{x:.1f}" y="{y0:.1f}" width="{w:.1f}" height="{y1 - y0:.1f}" '
             f'fill="{_colour(b.name)}" stroke="#333" stroke-width="0.5">'

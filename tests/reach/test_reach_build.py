@@ -163,3 +163,39 @@ def test_a_plan_without_copies_calls_no_copy(lowered, tmp_path: Path) -> None:
     assert planned.plan.copies == ()
     _assert_reached(planned, options)
     assert _run(lowered, planned.plan, tmp_path)[1] == 0
+
+
+def test_inspect_shows_targets_users_and_copies(lowered) -> None:
+    from aot.cli.inspect import describe, format_text, load_plan, picture
+    from aot.compiler import memory_metadata, operators_metadata
+    from aot.planning import validate_plan
+
+    options = _options(PoolSpec("npu_sram", None, NPU), True)
+    planned = plan_lowered(lowered, options)
+    metadata = {
+        "model": {"name": "net"},
+        "operators": operators_metadata(lowered),
+        "memory": memory_metadata(lowered, planned, options),
+    }
+    assert {op["target"] for op in metadata["operators"]} == {"cpu", "npu"}
+    loaded = load_plan(metadata)
+    validate_plan(loaded.plan, loaded.buffers, loaded.pools)  # reachability included
+    report = describe(loaded, metadata)
+    convs = sum(op["label"].startswith("CONV_2D") for op in metadata["operators"])
+    copies = len(planned.plan.copies)
+    assert report["operators_by_target"] == {
+        "npu": convs,
+        "copy": copies,
+        "cpu": len(lowered.steps) - convs,
+    }
+    assert len(report["copies"]) == copies
+    text = format_text(report)
+    assert f"{copies} on copy" in text and f"{convs} on npu" in text
+    assert "touched by" in text
+    staged = [b for p in report["pools"] for b in p["buffers"] if b["name"].endswith("__copy0")]
+    assert staged and all(b["touched_by"] for b in staged)
+    for pool in report["pools"]:
+        for b in pool["buffers"]:
+            assert set(b["targets"]) <= set(pool["targets"])
+    svg = picture(loaded)
+    assert "on npu" in svg and "reached by npu" in svg and "copy copy_" in svg

@@ -58,3 +58,21 @@ def test_metadata_says_where_operators_run_and_who_touches_buffers(tmp_path: Pat
         steps = [u["step"] for u in buffer["touched_by"]]
         assert steps and steps[0] == buffer["start"] and steps[-1] <= buffer["end"]
         assert all(u["label"].startswith(f"step {u['step']} (") for u in buffer["touched_by"])
+
+
+def test_inspect_reads_targets_and_users_back(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    pools = ["--pool", "fast:64K:cpu,npu"]
+    done = _aot(
+        "build", str(EXAMPLE), "-o", str(out), "--board", "host", "--no-build", "-q", *pools
+    )
+    assert done.returncode == 0, done.stderr
+    shown = _aot("inspect", str(out), "--no-svg")
+    assert shown.returncode == 0, shown.stderr
+    metadata = json.loads((out / "metadata.json").read_text())
+    assert f"runs on: {len(metadata['operators'])} on cpu" in shown.stdout
+    assert "touched by" in shown.stdout and "cpu 0,1 " in shown.stdout
+    report = json.loads(_aot("inspect", str(out), "--no-svg", "--json").stdout)
+    touched = [b["touched_by"] for p in report["pools"] for b in p["buffers"]]
+    assert touched and all(t and all(u["target"] == "cpu" for u in t) for t in touched)
+    assert report["pools"][0]["forced_lower_bound_bytes"] == report["pools"][0]["used_bytes"]
