@@ -356,4 +356,15 @@ def schedule(lowered: Any) -> Any:
         steps = [replace(s, index=i) for i, s in enumerate(by_name[name] for name in order)]
     pairs = inplace_candidates(lowered_step_graph(lowered, steps, with_scratch=False))
     shared = {int(out[1:]): int(src[1:]) for out, src in pairs}
+    # In place joins two tensors into one buffer; only within one target, so a copy step
+    # (aot.planning.copies) can still split what two targets touch.
+    targets: dict[int, set[str]] = {}
+    for step in steps:
+        for tensor_id in step.args:
+            targets.setdefault(tensor_id, set()).add(step.target)
+    shared = {
+        out: src
+        for out, src in shared.items()
+        if len(targets.get(out, set()) | targets.get(src, set())) <= 1
+    }
     return replace(lowered, steps=tuple(steps), activation_lower_bound=bound, shared=shared)
