@@ -52,6 +52,7 @@ class CompileOptions:
     allow_copies: bool = False
     # What reaches the memory holding the constants; None: every target.
     constants_targets: tuple[str, ...] | None = None
+    constants_memory: str = "constants"  # its name, for errors
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -325,6 +326,7 @@ def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
         pinned=pinned_buffers(lowered),
         constants=constant_uses(lowered, options.workspace_alignment),
         constants_targets=options.constants_targets,
+        constants_memory=options.constants_memory,
     )
 
 

@@ -228,6 +228,27 @@ def check_accelerators(names: list[str], board: Board) -> None:
             board.accelerator(name)
 
 
+def reach_on_board(
+    pools: tuple[PoolSpec, ...], board: Board, accelerators: list[str], constants: str | None
+) -> tuple[tuple[PoolSpec, ...], tuple[str, ...] | None, str]:
+    """Who reaches what, from the board's ``accelerators:``: each pool gains the targets
+    of the --accelerator backends that reach its memory, and the constants memory is
+    reached by the CPU and those that list it. The host has no memory map: pools keep
+    the targets given with --pool, and every target reaches the constants."""
+    from aot.backends import CPU_TARGET, get_backend
+    from aot.planning.pools_file import targets_reaching, with_reach
+
+    if board.is_host or not board.memories:
+        return pools, None, "constants"
+    reaches = {}
+    for name in accelerators:
+        backend = get_backend(name)
+        if backend.target != CPU_TARGET:
+            reaches[backend.target] = board.accelerator(name).memories
+    memory = constants or board.default_region("constants").name
+    return with_reach(pools, reaches), targets_reaching(memory, reaches), memory
+
+
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
     from aot.builder import build_project
@@ -253,6 +274,9 @@ def run(args: argparse.Namespace) -> int:
         pools = pools_from_args(args.pool) if args.pool else default_pools(board)
     pools = check_pools_on_board(pools, board)
     check_accelerators(args.accelerator, board)
+    pools, constants_targets, constants_region = reach_on_board(
+        pools, board, args.accelerator, args.constants_memory
+    )
     options = CompileOptions(
         name=args.name or model_name_from_path(args.model),
         frontend=args.frontend,
@@ -263,6 +287,8 @@ def run(args: argparse.Namespace) -> int:
         profile=args.profile,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
+        constants_targets=constants_targets,
+        constants_memory=constants_region,
     )
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)

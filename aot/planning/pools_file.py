@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +170,26 @@ def read_pool_file(path: str | Path) -> tuple[PoolSpec, ...]:
     pools = tuple(_pool_from_json(entry, i, path) for i, entry in enumerate(document))
     check_unique(pools, f"pool file {path}")
     return pools
+
+
+def with_reach(
+    pools: Sequence[PoolSpec], reaches: Mapping[str, Sequence[str]]
+) -> tuple[PoolSpec, ...]:
+    """The pools with every accelerator target that reaches their memory added.
+
+    ``reaches`` maps an accelerator's target to the board memories it reads and writes
+    (the board's ``accelerators:``); a pool is named after its memory. The targets a pool
+    already has (the CPU's by default, or ``--pool NAME:SIZE:TARGETS``) stay.
+    """
+    result = []
+    for pool in pools:
+        extra = [t for t, memories in reaches.items() if pool.name in memories]
+        targets = tuple(dict.fromkeys([*pool.targets, *extra]))
+        result.append(PoolSpec(pool.name, pool.size, targets))
+    return tuple(result)
+
+
+def targets_reaching(memory: str, reaches: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """What reaches a board memory: the CPU (it reaches every memory of its board) and
+    each accelerator target whose memories include it."""
+    return tuple(dict.fromkeys([*DEFAULT_TARGETS, *(t for t, m in reaches.items() if memory in m)]))
