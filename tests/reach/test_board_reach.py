@@ -78,3 +78,29 @@ def test_constants_out_of_the_accelerators_reach(plugin_env, tmp_path: Path) -> 
     assert memory["copies"] and all(c["dst"].endswith("__copy0") for c in memory["copies"])
     source = (tmp_path / "out" / "model" / "src").glob("*.c")
     assert any("aot_platform_copy(" in f.read_text() for f in source)
+
+
+@pytest.mark.emulator
+def test_copies_run_bit_exact_in_firmware_under_qemu(plugin_env, tmp_path: Path) -> None:
+    """tinynpu's buffers in a pool the CPU may not use, its constants staged out of flash:
+    the firmware's copy steps (the runtime's weak memcpy) keep the outputs exact."""
+    import numpy as np
+
+    board = _board(tmp_path, ["psram"])
+    pools = ["--pool", "ssram23:256K", "--pool", "psram:1M:tinynpu", "--allow-copies"]
+    argv = [sys.executable, "-m", "aot", "build", str(EXAMPLE), "-o", str(tmp_path / "out")]
+    argv += ["--board", str(board), "--accelerator", "tinynpu", "-q", *pools]
+    built = subprocess.run(argv, capture_output=True, text=True, env=plugin_env, cwd=ROOT)
+    assert built.returncode == 0, built.stderr
+    memory = json.loads((tmp_path / "out" / "metadata.json").read_text())["memory"]
+    targets = {p["name"]: p["targets"] for p in memory["pools"]}
+    assert targets == {"ssram23": ["cpu"], "psram": ["tinynpu"]}
+    assert any(c["src"].startswith("tensor_") and "const" not in c["src"] for c in memory["copies"])
+    assert any("const" in c["src"] for c in memory["copies"])  # staged out of ssram1
+    argv = [sys.executable, "-m", "aot", "run", str(tmp_path / "out"), "-q"]
+    argv += ["-i", str(EXAMPLE.with_suffix(".input.npy")), "--save", str(tmp_path / "res")]
+    ran = subprocess.run(argv, capture_output=True, text=True, env=plugin_env, cwd=ROOT)
+    assert ran.returncode == 0, ran.stderr
+    got = np.load(tmp_path / "res" / "output_0.npy")
+    expected = np.load(EXAMPLE.with_suffix(".output.npy"))
+    np.testing.assert_array_equal(got, expected.reshape(got.shape))
