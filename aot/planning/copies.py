@@ -136,7 +136,7 @@ def plan_with_copies(
     )
     while True:
         planned, schedule, reads = _split(
-            buffers, constants, far, constants_targets, modes, reached, steps, copy_target
+            buffers, far, constants_targets, modes, reached, steps, copy_target
         )
         labels = _labels(schedule, names)
         try:
@@ -194,7 +194,6 @@ def _runs(
 
 def _split(
     buffers: Sequence[Buffer],
-    constants: Sequence[ConstantUse],
     far: Sequence[ConstantUse],
     constants_targets: Sequence[str] | None,
     modes: Mapping[str, str],
