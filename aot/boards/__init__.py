@@ -107,6 +107,8 @@ class Accelerator:
     name: str
     memories: tuple[str, ...]
     note: str = ""
+    base: int | None = None  # register base address, for a driver that needs it
+    irq: int | None = None  # interrupt number
 
 
 @dataclass(frozen=True)
@@ -363,7 +365,9 @@ def board_from_data(
         clock_hz=data.get("clock_hz"),
         memories=memories,
         accelerators=tuple(
-            Accelerator(a["name"], tuple(a["memories"]), a.get("note", ""))
+            Accelerator(
+                a["name"], tuple(a["memories"]), a.get("note", ""), a.get("base"), a.get("irq")
+            )
             for a in data.get("accelerators", [])
         ),
         zephyr_board=(data.get("zephyr") or {}).get("board"),
