@@ -1,0 +1,50 @@
+"""Fixtures for the Ethos-U tests: Vela's output for the reference models, built once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from aot.backends.ethos_u.vela import VelaResult, compile_model
+from aot.testing.shared import mlperf_tiny
+from aot.testing.tflite_builder import TFLiteModelBuilder
+
+ACCELERATOR = "ethos-u55-128"
+
+
+@pytest.fixture(scope="session")
+def vela_reference() -> Callable[[str], VelaResult]:
+    """vela_reference(model) -> Vela's result for ../shared/models/mlperf_tiny/<model>."""
+    cache: dict[str, VelaResult] = {}
+
+    def get(name: str) -> VelaResult:
+        if name not in cache:
+            cache[name] = compile_model(mlperf_tiny(name).read_bytes(), ACCELERATOR, name=name)
+        return cache[name]
+
+    return get
+
+
+def mixed_model() -> bytes:
+    """conv -> L2_NORMALIZATION -> conv: Vela runs the convolutions on the NPU and leaves
+    L2_NORMALIZATION (not supported on Ethos-U55) to the CPU, so two NPU subgraphs."""
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 8, 8, 4), "int8", scale=0.05, zero_point=-3)
+    w = b.add_constant(
+        "w",
+        np.ones((4, 3, 3, 4), np.int8),
+        scale=[0.01] * 4,
+        zero_point=[0] * 4,
+        quantized_dimension=0,
+    )
+    bias = b.add_constant("b", np.zeros(4, np.int32), scale=[0.0005] * 4, zero_point=[0] * 4)
+    y = b.add_tensor("conv1", (1, 8, 8, 4), "int8", scale=0.1, zero_point=5)
+    b.add_operator("CONV_2D", inputs=[x, w, bias], outputs=[y], options={"padding": "SAME"})
+    z = b.add_tensor("l2", (1, 8, 8, 4), "int8", scale=1 / 128, zero_point=0)
+    b.add_operator("L2_NORMALIZATION", inputs=[y], outputs=[z])
+    y2 = b.add_tensor("conv2", (1, 8, 8, 4), "int8", scale=0.1, zero_point=5)
+    b.add_operator("CONV_2D", inputs=[z, w, bias], outputs=[y2], options={"padding": "SAME"})
+    b.mark_output(y2)
+    return b.build()

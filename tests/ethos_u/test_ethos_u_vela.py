@@ -1,0 +1,44 @@
+"""Vela on the reference models and on a model it splits between NPU and CPU."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ACCELERATOR, mixed_model
+
+from aot.backends.ethos_u.vela import compile_model
+from aot.errors import UnsupportedError
+from aot.testing.shared import MLPERF_TINY
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("name", MLPERF_TINY)
+def test_reference_models_are_one_npu_subgraph(vela_reference, name: str) -> None:
+    result = vela_reference(name)
+    assert result.cpu_operators == ()
+    (sg,) = result.subgraphs
+    # The driver's custom data starts with its 'COP1' header (ethosu_invoke_v3 checks it).
+    assert sg.command_stream[:4] == b"COP1"
+    assert len(sg.read_only) > 1000 and len(sg.read_only) % 16 == 0
+    assert sg.scratch_bytes > 0 and sg.fast_scratch_bytes == sg.scratch_bytes
+    for fm in (*sg.inputs, *sg.outputs):
+        assert fm.dtype == "int8"
+        assert fm.offset % 16 == 0 and fm.offset + fm.size_bytes <= sg.scratch_bytes
+    # Vela's own summary comes along for the report.
+    assert result.summary["network"] == name
+    assert float(result.summary["sram_memory_used"]) > 0
+    assert result.summary_text.startswith(f"Network summary for {name}")
+    assert "NPU operators" in result.summary_text
+
+
+def test_cpu_operators_split_the_npu_subgraphs() -> None:
+    result = compile_model(mixed_model(), ACCELERATOR, name="mixed")
+    assert result.cpu_operators == (("l2", "L2_NORMALIZATION"),)
+    assert [[fm.name for fm in sg.inputs] for sg in result.subgraphs] == [["x"], ["l2"]]
+    assert [[fm.name for fm in sg.outputs] for sg in result.subgraphs] == [["conv1"], ["conv2"]]
+    assert result.npu_outputs == {"conv1", "conv2"}
+
+
+def test_unknown_npu_configuration_is_one_line() -> None:
+    with pytest.raises(UnsupportedError, match="no NPU configuration 'ethos-u55-100'; use one of"):
+        compile_model(mixed_model(), "ethos-u55-100")
