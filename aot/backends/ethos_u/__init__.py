@@ -5,3 +5,7 @@ optimised model; ``emit.py`` writes the C of an NPU step; ``driver.py`` finds th
 Ethos-U core driver and CMSIS-Core headers. The C glue is ``aot/runtime_c/npu/``. Vela
 (``pip install 'aot[ethos-u]'``) is imported only when a model is compiled.
 """
+
+from aot.backends.ethos_u.backend import EthosUBackend
+
+__all__ = ["EthosUBackend"]

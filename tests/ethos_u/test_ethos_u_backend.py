@@ -1,0 +1,118 @@
+"""The Ethos-U backend's hooks on real Vela output: what it takes, lower, emit, runtime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import mixed_model
+
+from aot.backends import EmitContext, OperatorInfo, Region, TensorInfo, backends, get_backend
+from aot.backends.ethos_u import EthosUBackend
+from aot.backends.ethos_u.backend import INT8_KINDS
+from aot.boards import load_board
+from aot.errors import ConfigError, ToolchainError, UnsupportedError
+from aot.frontend.model import ImportedModel, SourceOperator
+from aot.testing.shared import shared_path
+
+pytestmark = pytest.mark.unit
+
+ACT = TensorInfo((1, 8, 8, 4), "int8")
+
+
+def op(index: int, kind: str, tflite: str, output: str) -> OperatorInfo:
+    return OperatorInfo(
+        kind=kind,
+        params={},
+        inputs=(ACT,),
+        output=ACT,
+        source=SourceOperator(index, tflite, output),
+    )
+
+
+CONV1 = op(0, "conv2d_int8", "CONV_2D", "conv1")
+L2 = op(1, "l2_normalization_int8", "L2_NORMALIZATION", "l2")
+CONV2 = op(2, "conv2d_int8", "CONV_2D", "conv2")
+
+
+@pytest.fixture(scope="module")
+def backend() -> EthosUBackend:
+    b = get_backend("ethos-u55-128")
+    b.prepare_tflite(mixed_model(), name="mixed")
+    return b
+
+
+def test_registered_by_name() -> None:
+    assert backends.get("ethos-u55-128") is EthosUBackend
+    assert get_backend("ethos-u55-256").name == "ethos-u55-256"
+
+
+def test_takes_what_vela_puts_on_the_npu(backend: EthosUBackend) -> None:
+    (pattern,) = backend.patterns()
+    assert set(pattern.kinds) == set(INT8_KINDS)
+    assert pattern.check(CONV1) and pattern.check(CONV2)
+    assert not pattern.check(L2)  # Vela leaves it to the CPU
+    # An operator aot cannot tie to a source tensor is never claimed.
+    assert not pattern.check(OperatorInfo("conv2d_int8", {}, (ACT,), ACT, None))
+
+
+def test_lower_embeds_the_subgraph_vela_compiled(backend: EthosUBackend) -> None:
+    weights = TensorInfo((4, 3, 3, 4), "int8", data=np.ones((4, 3, 3, 4), np.int8))
+    region = Region("npu0", backend.name, (CONV2,), params=(ACT, weights), outputs=(ACT,))
+    artifact = backend.lower(region)
+    subgraph = backend.vela.subgraphs[1]
+    assert artifact.scratch_bytes == subgraph.scratch_bytes
+    cms, ro = artifact.constants
+    assert cms.data.tobytes() == subgraph.command_stream and cms.alignment == 16
+    assert ro.data.tobytes() == subgraph.read_only
+    assert artifact.payload.activations == (0,)  # the weights param is Vela's business
+
+    code = backend.emit(
+        None,
+        artifact,
+        EmitContext(
+            model="mixed",
+            args=("t_l2", "w0", "t_out", "c_cms", "c_ro"),
+            arg_types=("int8_t", "int8_t", "int8_t", "uint8_t", "uint8_t"),
+            scratch="scratch0",
+            error_prefix="AOT_ERR_MODEL",
+        ),
+    )
+    (function,) = code.functions
+    assert "aot_ethosu_invoke(command_stream, " in function
+    assert f"memcpy(arena + {subgraph.inputs[0].offset}u, in0, 256u);" in function
+    assert f"memcpy(out0, arena + {subgraph.outputs[0].offset}u, 256u);" in function
+    call = "\n".join(code.call)
+    assert (
+        "aot_mixed_npu0(t_l2, t_out, (const uint8_t *)c_cms, (const uint8_t *)c_ro, "
+        "(uint8_t *)scratch0)" in call
+    )
+    assert '"aot_ethos_u.h"' in code.includes
+
+
+def test_a_region_that_is_not_a_vela_subgraph(backend: EthosUBackend) -> None:
+    region = Region("npu0", backend.name, (L2,), params=(ACT,), outputs=(ACT,))
+    with pytest.raises(UnsupportedError, match="is not one NPU subgraph of Vela's"):
+        backend.lower(region)
+
+
+def test_only_tflite_models() -> None:
+    model = ImportedModel(None, (), (), "m.onnx", "onnx", "relax-onnx")
+    with pytest.raises(UnsupportedError, match="compiles TFLite int8 models through Vela"):
+        EthosUBackend().prepare(model)
+
+
+def test_runtime_files_come_from_the_board_and_the_driver(monkeypatch) -> None:
+    board = load_board("mps3_an547")
+    monkeypatch.setenv("ETHOSU_DRIVER_DIR", str(shared_path("ethos-u-core-driver")))
+    monkeypatch.setenv("CMSIS_CORE_DIR", str(shared_path("cmsis-core")))
+    files = EthosUBackend({"board": board}).runtime()
+    assert [p.name for p in files.sources] == ["ethos_u.c", "ethos_u_driver.c"]
+    assert files.defines["AOT_ETHOSU_BASE"] == "0x58102000u"
+    assert files.defines["AOT_ETHOSU_SECURE"] == "1"
+    assert shared_path("ethos-u-core-driver").resolve() / "include" in files.include_dirs
+
+    monkeypatch.delenv("CMSIS_CORE_DIR")
+    with pytest.raises(ToolchainError, match=r"^CMSIS_CORE_DIR is not set"):
+        EthosUBackend({"board": board}).runtime()
+    with pytest.raises(ConfigError, match="board mps2_an386 has no accelerator 'ethos-u55-128'"):
+        EthosUBackend({"board": load_board("mps2_an386")}).runtime()
