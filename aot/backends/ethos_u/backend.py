@@ -33,6 +33,7 @@ from aot.backends.base import (
     backends,
 )
 from aot.backends.ethos_u import driver, emit
+from aot.backends.ethos_u.report import vela_report
 from aot.backends.ethos_u.vela import NpuSubgraph, VelaResult, compile_model
 from aot.errors import ConfigError, InternalError, UnsupportedError
 
@@ -187,6 +188,11 @@ class EthosUBackend(Backend):
             prototypes=(prototype,),
             includes=("<string.h>", f'"{emit.GLUE_HEADER}"'),
         )
+
+    # -- report ------------------------------------------------------------------------
+    def report(self, operators: Sequence[Any] = ()) -> dict[str, Any]:
+        """NPU and CPU operators and Vela's summary, for metadata.json (see report.py)."""
+        return vela_report(self.vela, operators)
 
     # -- project -----------------------------------------------------------------------
     def runtime(self) -> RuntimeFiles:
