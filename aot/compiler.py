@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,8 @@ class CompileOptions:
     # What reaches the memory holding the constants; None: every target.
     constants_targets: tuple[str, ...] | None = None
     constants_memory: str = "constants"  # its name, for errors
+    # Options every accelerator backend gets (e.g. a driver's folder: docs/accelerators.md).
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -92,6 +94,7 @@ def compile_model(
     output: Path,
     options: CompileOptions,
     progress: Progress | None = None,
+    board: Any = None,
 ) -> CompiledLibrary:
     """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
     from aot.backends import get_backend
@@ -112,7 +115,9 @@ def compile_model(
     timings["import_s"] = time.perf_counter() - start
 
     mark = time.perf_counter()
-    backends = [get_backend(name) for name in options.accelerators]
+    backends = [get_backend(name, options.backend_options) for name in options.accelerators]
+    for backend in backends:
+        backend.prepare(imported, board)
     partitioned = partition(imported, backends, progress=report if backends else None)
     timings["partition_s"] = time.perf_counter() - mark
 
@@ -145,6 +150,7 @@ def compile_model(
     library_dir = output / LIBRARY_DIR
     files = dict(generated.files)
     include_dirs: list[str] = []
+    defines: dict[str, str] = {}
     for backend in backends:
         if not any(step.backend == backend.name for step in lowered.steps):
             continue  # took nothing: its driver is not needed
@@ -154,11 +160,14 @@ def compile_model(
         for path in runtime.headers:
             files[f"include/{path.name}"] = path.read_text()
         include_dirs += [str(d) for d in runtime.include_dirs]
+        defines.update(runtime.defines)
     write_files(library_dir, files)
     copy_runtime_headers(library_dir / "include")
     timings["codegen_s"] = time.perf_counter() - mark
     timings["total_s"] = time.perf_counter() - start
 
+    # What each accelerator's own compiler said (e.g. Vela's summary), when it says anything.
+    reports = {b.name for b in backends if b.report()}
     source_bytes = Path(model_path).read_bytes()
     c_lines = sum(content.count("\n") for content in files.values())
     metadata: dict[str, Any] = {
@@ -180,6 +189,7 @@ def compile_model(
                 "source_operators": sum(
                     len(step.source) for step in lowered.steps if step.backend == b.name
                 ),
+                **({"report": dict(b.report())} if b.name in reports else {}),
             }
             for b in [*backends, lowered.backends["cpu"]]
         ],
@@ -216,6 +226,8 @@ def compile_model(
             "descriptor": f"aot_{options.name}_model",
             # Per-step ticks, read back with the protocol's PROFILE command (aot bench).
             "profile": options.profile,
+            # -D macros the backends' runtime sources need (absent for CPU-only builds).
+            **({"defines": defines} if defines else {}),
         },
         "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
     }

@@ -19,6 +19,7 @@ from aot.backends.base import (
     get_backend,
 )
 from aot.backends.cpu import CpuBackend
+from aot.backends.ethos_u import EthosUBackend  # registers ethos-u55-*; Vela loads lazily
 
 backends.add(CPU_TARGET, CpuBackend)
 
@@ -30,6 +31,7 @@ __all__ = [
     "CpuBackend",
     "EmitContext",
     "EmittedCode",
+    "EthosUBackend",
     "OperatorInfo",
     "OperatorPattern",
     "Region",

@@ -230,6 +230,11 @@ class Backend:
         return self.target_name or self.name
 
     # -- partition ---------------------------------------------------------------------
+    def prepare(self, model: Any, board: Any = None) -> None:
+        """Called once per build, after import and before partitioning, with the
+        ``ImportedModel`` and the ``Board`` (None when only a library is built). A backend
+        whose compiler looks at the whole model first (Ethos-U: Vela) does it here."""
+
     def patterns(self) -> Sequence[OperatorPattern]:
         """The operators this backend takes (see :class:`OperatorPattern`)."""
         raise NotImplementedError(f"backend {self.name} defines no patterns()")
@@ -277,6 +282,11 @@ class Backend:
             if accelerator.name == self.name:
                 return tuple(accelerator.memories)
         return None
+
+    def report(self) -> Mapping[str, Any]:
+        """What the backend's own compiler said about this build, for metadata.json's
+        ``backends`` entry (e.g. Vela's summary); empty by default."""
+        return {}
 
     def describe(self) -> list[str]:
         """What ``aot backends`` prints about what the backend takes."""

@@ -8,6 +8,7 @@ import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from aot.boards import Board
 from aot.cli.common import add_json_option, add_output_options, progress_printer
@@ -75,6 +76,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="an accelerator backend to put operators on, repeatable, in priority order (the "
         "first that takes an operator gets it; the CPU takes the rest); 'aot backends' lists "
         "them; the board must declare it (see docs/accelerators.md)",
+    )
+    parser.add_argument(
+        "--backend-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option for the accelerator backends, repeatable, e.g. "
+        "ethosu_driver_dir=DIR and cmsis_core_dir=DIR (they override $ETHOSU_DRIVER_DIR and "
+        "$CMSIS_CORE_DIR; see docs/accelerators.md)",
     )
     parser.add_argument(
         "--planner",
@@ -249,6 +259,31 @@ def reach_on_board(
     return with_reach(pools, reaches), targets_reaching(memory, reaches), memory
 
 
+def print_backend_reports(metadata: dict[str, Any]) -> None:
+    """What each accelerator's own compiler said (its report's ``lines``), then aot's pools
+    with the bytes used and who reaches them, so the two can be read side by side."""
+    reports = [b["report"] for b in metadata.get("backends", []) if b.get("report")]
+    if not reports:
+        return
+    for report in reports:
+        for line in report.get("lines", []):
+            print(line)
+    for pool in metadata["memory"]["pools"]:
+        targets = ", ".join(pool.get("targets", []))
+        print(f"aot pool {pool['name']}: {pool['used_bytes']} B used, reached by {targets}")
+
+
+def backend_options(items: list[str]) -> dict[str, str]:
+    """``--backend-option KEY=VALUE`` pairs."""
+    options: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--backend-option '{item}' is not KEY=VALUE")
+        options[key.strip()] = value
+    return options
+
+
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
     from aot.builder import build_project
@@ -289,12 +324,13 @@ def run(args: argparse.Namespace) -> int:
         allow_copies=args.allow_copies,
         constants_targets=constants_targets,
         constants_memory=constants_region,
+        backend_options=backend_options(args.backend_option),
     )
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)
     check_cross_compiler(board, args)
     with staged_output(output, args.force, reads=[args.model, args.pool_file]) as staging:
-        compiled = compile_model(args.model, staging, options, progress=progress)
+        compiled = compile_model(args.model, staging, options, progress=progress, board=board)
         metadata = dict(compiled.metadata)
         metadata["board"] = board.name
         metadata["constants"]["memory"] = constants_memory(
@@ -312,6 +348,8 @@ def run(args: argparse.Namespace) -> int:
         from aot.cli.inspect import load_plan, picture
 
         (staging / "memory.svg").write_text(picture(load_plan(metadata)))
+    if not args.json and not getattr(args, "quiet", False):
+        print_backend_reports(metadata)
     summary = {
         "output": str(output),
         "board": board.name,

@@ -113,7 +113,7 @@ def _names(module: Any) -> set[str]:
     return {gv.name_hint for gv in module.functions}
 
 
-def _fusion_patterns(backend: Backend, module: Any) -> list[Any]:
+def _fusion_patterns(backend: Backend, module: Any, sources: Sequence[Any] = ()) -> list[Any]:
     from tvm import relax
     from tvm.relax.dpl import is_op, wildcard
 
@@ -130,15 +130,21 @@ def _fusion_patterns(backend: Backend, module: Any) -> list[Any]:
                 f"{backend.name}.{pattern.name}",
                 call,
                 {"root": call},
-                _check(backend, pattern, module),
+                _check(backend, pattern, module, sources),
             )
         )
     return patterns
 
 
-def _check(backend: Backend, pattern: OperatorPattern, module: Any) -> Callable[[Any], bool]:
+def _check(
+    backend: Backend, pattern: OperatorPattern, module: Any, sources: Sequence[Any] = ()
+) -> Callable[[Any], bool]:
+    by_index = {op.index: op for op in sources}
+
     def check(ctx: Any) -> bool:
-        info = operator_info(module, ctx.annotated_expr["root"])
+        root = ctx.annotated_expr["root"]
+        # With its source operator, so that a predicate may decide by it (Ethos-U: Vela's).
+        info = operator_info(module, root, by_index.get(source_index(root)))
         if info is None or info.kind not in pattern.kinds:
             return False
         if pattern.check is None:
@@ -172,7 +178,9 @@ def partition(
         passes = list(backend.passes_before())
         if passes:
             module = tvm.transform.Sequential(passes)(module)
-    patterns = [p for backend in backends for p in _fusion_patterns(backend, module)]
+    patterns = [
+        p for backend in backends for p in _fusion_patterns(backend, module, imported.sources)
+    ]
     if progress is not None:
         progress(f"partitioning for {', '.join(b.name for b in backends)}")
     module = relax.transform.FuseOpsByPattern(

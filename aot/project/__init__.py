@@ -147,11 +147,16 @@ class ProjectContext:
         return [*library, *runtime, "runtime/port/port.c", "app/aot_app_model.c"]
 
     def includes(self) -> list[str]:
+        # Absolute folders a backend's runtime needs (a user-supplied driver's headers).
+        external = [
+            d for d in self.metadata["library"].get("include_dirs", []) if Path(d).is_absolute()
+        ]
         return [
             f"{PROJECT_LIBRARY_DIR}/include",
             f"{PROJECT_LIBRARY_DIR}/src",
             "runtime/include",
             "runtime/src",
+            *external,
         ]
 
 
@@ -215,6 +220,8 @@ def app_defines(metadata: dict[str, Any]) -> dict[str, str]:
         "AOT_APP_IO_BYTES": f"{io_arena_bytes(metadata)}u",
         "AOT_APP_MAX_TENSORS": f"{max(1, len(metadata['inputs']) + len(metadata['outputs']))}u",
         "AOT_APP_MAX_PAYLOAD": f"{APP_MAX_PAYLOAD}u",
+        # Those of the backends' runtime sources (e.g. an NPU's register base).
+        **metadata.get("library", {}).get("defines", {}),
     }
 
 

@@ -83,10 +83,25 @@ def test_lower_embeds_the_subgraph_vela_compiled(backend: EthosUBackend) -> None
     assert f"memcpy(out0, arena + {subgraph.outputs[0].offset}u, 256u);" in function
     call = "\n".join(code.call)
     assert (
-        "aot_mixed_npu0(t_l2, t_out, (const uint8_t *)c_cms, (const uint8_t *)c_ro, "
+        "aot_mixed_ethosu1(t_l2, t_out, (const uint8_t *)c_cms, (const uint8_t *)c_ro, "
         "(uint8_t *)scratch0)" in call
     )
     assert '"aot_ethos_u.h"' in code.includes
+
+
+def test_regions_without_source_names_match_in_order() -> None:
+    backend = EthosUBackend()
+    backend.prepare_tflite(mixed_model(), name="mixed")
+    anonymous = OperatorInfo("conv2d_int8", {}, (ACT,), ACT, None)
+    first = Region("r0", backend.name, (anonymous,), params=(ACT,), outputs=(ACT,))
+    second = Region("r1", backend.name, (anonymous,), params=(ACT,), outputs=(ACT,))
+    assert backend.lower(first).payload.subgraph.index == 0
+    assert backend.lower(second).payload.subgraph.index == 1
+    odd = Region(
+        "r2", backend.name, (anonymous,), params=(TensorInfo((1, 4), "int8"),), outputs=(ACT,)
+    )
+    with pytest.raises(UnsupportedError, match="is not one of the NPU subgraphs Vela made"):
+        backend.lower(odd)
 
 
 def test_a_region_that_is_not_a_vela_subgraph(backend: EthosUBackend) -> None:

@@ -72,14 +72,24 @@ class EthosUBackend(Backend):
     name: ClassVar[str] = "ethos-u55-128"
     description: ClassVar[str] = "Arm Ethos-U55 (128 MACs/cycle), command streams from Vela"
     alignment: ClassVar[int] = ALIGNMENT
+    # The compute unit in pool targets (--pool isram:1M:cpu,ethos_u): one NPU per board,
+    # whatever its size, and a name the pool grammar accepts (no '-').
+    target_name: ClassVar[str | None] = "ethos_u"
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self._vela: VelaResult | None = None
+        self._operators: tuple[Any, ...] = ()
+        self._lowered: set[int] = set()  # Vela subgraphs already given to a region
 
     # -- partition ---------------------------------------------------------------------
-    def prepare(self, model: Any) -> None:
-        """Run Vela on the imported model's source file (an ``ImportedModel``)."""
+    def prepare(self, model: Any, board: Any = None) -> None:
+        """Run Vela on the imported model's source file (an ``ImportedModel``); remember
+        the board (its NPU's register base and interrupt) and the source operators."""
+        if board is not None:
+            self.options = {**self.options, "board": board}
+            self.runtime()  # a firmware build: fail now if the driver or board data is missing
+        self._operators = tuple(getattr(model, "sources", ()))
         if getattr(model, "source_format", "tflite") != "tflite":
             raise UnsupportedError(
                 f"the {self.name} backend compiles TFLite int8 models through Vela; "
@@ -137,9 +147,9 @@ class EthosUBackend(Backend):
         )
 
     def lower(self, region: Region, ctx: Any = None) -> Artifact:
-        produced = [op.source.output for op in region.operators if op.source is not None]
-        subgraph = self._match(produced)
         activations = tuple(i for i, p in enumerate(region.params) if not p.is_constant)
+        subgraph = self._match(region, activations)
+        self._lowered.add(subgraph.index)
         _check_shapes(self.name, region, subgraph, activations)
         return artifact_for(
             region.symbol,
@@ -149,14 +159,28 @@ class EthosUBackend(Backend):
             outputs=len(region.outputs),
         )
 
-    def _match(self, produced: Sequence[str]) -> NpuSubgraph:
-        """The subgraph whose outputs are tensors this region computes, and which computes
-        nothing outside it."""
-        made = set(produced)
+    def _match(self, region: Region, activations: tuple[int, ...]) -> NpuSubgraph:
+        """Vela's subgraph for this region: by the source tensors its operators compute
+        when lowering names them, else the first not yet lowered whose inputs and outputs
+        have the region's shapes (regions are lowered in execution order, as Vela's
+        subgraphs are listed)."""
+        produced = [op.source.output for op in region.operators if op.source is not None]
+        if produced:
+            made = set(produced)
+            for subgraph in self.vela.subgraphs:
+                if {fm.name for fm in subgraph.outputs} <= made:
+                    return subgraph
+            return self.subgraph_for(produced[-1:])
+        ours = _signature([region.params[i] for i in activations], region.outputs)
         for subgraph in self.vela.subgraphs:
-            if {fm.name for fm in subgraph.outputs} <= made:
+            theirs = _signature(subgraph.inputs, subgraph.outputs)
+            if subgraph.index not in self._lowered and theirs == ours:
                 return subgraph
-        return self.subgraph_for(produced[-1:])
+        raise UnsupportedError(
+            f"the {self.name} region {region.symbol} (tensors {ours}) is not one of the NPU "
+            f"subgraphs Vela made of this model; give {self.name} the first --accelerator "
+            "place so that its regions are Vela's"
+        )
 
     # -- emit --------------------------------------------------------------------------
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
@@ -172,10 +196,12 @@ class EthosUBackend(Backend):
             )
         inputs = [ctx.args[i] for i in payload.activations]
         outputs = list(ctx.args[payload.params : payload.params + payload.outputs])
-        prototype, function = emit.subgraph_function(ctx.model, artifact.symbol, subgraph)
+        # Named after Vela's subgraph: short, and the same as in Vela's own output.
+        symbol = f"ethosu{subgraph.index}"
+        prototype, function = emit.subgraph_function(ctx.model, symbol, subgraph)
         call = emit.subgraph_call(
             ctx.model,
-            artifact.symbol,
+            symbol,
             inputs,
             outputs,
             f"(const uint8_t *){ctx.args[-2]}",
@@ -190,9 +216,10 @@ class EthosUBackend(Backend):
         )
 
     # -- report ------------------------------------------------------------------------
-    def report(self, operators: Sequence[Any] = ()) -> dict[str, Any]:
-        """NPU and CPU operators and Vela's summary, for metadata.json (see report.py)."""
-        return vela_report(self.vela, operators)
+    def report(self, operators: Sequence[Any] | None = None) -> dict[str, Any]:  # type: ignore[override]
+        """NPU and CPU operators and Vela's summary, for metadata.json (see report.py);
+        by default over the source operators ``prepare`` saw."""
+        return vela_report(self.vela, self._operators if operators is None else operators)
 
     # -- project -----------------------------------------------------------------------
     def runtime(self) -> RuntimeFiles:
@@ -257,6 +284,10 @@ def artifact_for(
         ),
         scratch_bytes=subgraph.scratch_bytes,
     )
+
+
+def _signature(inputs: Sequence[Any], outputs: Sequence[Any]) -> list[tuple[tuple[int, ...], str]]:
+    return [(tuple(t.shape), t.dtype) for t in (*inputs, *outputs)]
 
 
 def _check_shapes(

@@ -1,5 +1,6 @@
 """What an Ethos-U build reports: which operators Vela put on the NPU and which on the CPU,
-per NPU subgraph its bytes, and Vela's own summary next to aot's memory plan."""
+per NPU subgraph its bytes, and Vela's own summary. ``lines`` is the same as text, which
+``aot build`` prints above aot's own pools."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def vela_report(result: VelaResult, operators: Sequence[Any] = ()) -> dict[str, 
         for key, unit in SUMMARY_FIELDS
         if key in result.summary
     }
-    return {
+    record: dict[str, Any] = {
         "accelerator": result.accelerator,
         "vela_version": vela_version(),
         "system_config": result.summary.get("system_config", ""),
@@ -56,11 +57,12 @@ def vela_report(result: VelaResult, operators: Sequence[Any] = ()) -> dict[str, 
         ],
         "summary": summary,
     }
+    record["lines"] = format_report(record)
+    return record
 
 
-def format_report(report: dict[str, Any], pools: Sequence[dict[str, Any]] = ()) -> list[str]:
-    """Lines for a terminal: NPU and CPU operators, aot's SRAM per pool (``pools``: name,
-    size and memory as metadata.json has them), then Vela's summary."""
+def format_report(report: dict[str, Any]) -> list[str]:
+    """Lines for a terminal: NPU and CPU operators, bytes per NPU subgraph, Vela's summary."""
     lines = [
         f"{report['accelerator']} (Vela {report['vela_version']}, {report['system_config']}, "
         f"{report['memory_mode']})",
@@ -74,9 +76,6 @@ def format_report(report: dict[str, Any], pools: Sequence[dict[str, Any]] = ()) 
             f"  NPU subgraph {sg['index']}: {sg['command_stream_bytes']} B commands, "
             f"{sg['read_only_bytes']} B weights, {sg['arena_bytes']} B arena"
         )
-    for pool in pools:
-        where = f" in {pool['memory']}" if pool.get("memory") else ""
-        lines.append(f"  aot pool {pool['name']}{where}: {pool['size']} B")
     for key, entry in report["summary"].items():
         lines.append(f"  Vela {key.replace('_', ' ')}: {entry['value']} {entry['unit']}")
     return lines

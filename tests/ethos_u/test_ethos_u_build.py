@@ -1,0 +1,121 @@
+"""Acceptance: with ETHOSU_DRIVER_DIR and CMSIS_CORE_DIR set, `aot build --accelerator
+ethos-u55-128 --board mps3_an547` builds and links firmware for the reference models; every
+NPU subgraph went through Vela, no buffer the NPU touches is in TCM, and the report lists
+NPU and CPU operators and aot's pools next to Vela's summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from npu_firmware import symbols
+
+from aot.boards import load_board
+from aot.testing.shared import mlperf_tiny, shared_path
+
+pytestmark = pytest.mark.toolchain
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+# kws is the quick one; the other three compile 150-470 KB of constants each.
+MODELS = [
+    "kws_ref_model",
+    pytest.param("vww_96_int8", marks=pytest.mark.slow),
+    pytest.param("ad01_int8", marks=pytest.mark.slow),
+    pytest.param("pretrainedResnet_quant", marks=pytest.mark.slow),
+]
+
+
+def aot(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aot", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(CHECKOUT), **env},
+        timeout=600,
+        check=False,
+    )
+
+
+def driver_env() -> dict[str, str]:
+    return {
+        "ETHOSU_DRIVER_DIR": str(shared_path("ethos-u-core-driver")),
+        "CMSIS_CORE_DIR": str(shared_path("cmsis-core")),
+    }
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_aot_build_links_ethos_u_firmware(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = aot(
+        "build", str(mlperf_tiny(name)), "--board", "mps3_an547",
+        "--accelerator", "ethos-u55-128", "-o", str(out),
+        # Workspace and weights in memories the NPU reaches (board data).
+        "--pool", "isram:1M:cpu,ethos_u", "--constants-memory", "sram",
+        env=driver_env(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    metadata = json.loads((out / "metadata.json").read_text())
+    (npu,) = [b for b in metadata["backends"] if b["name"] == "ethos-u55-128"]
+    report = npu["report"]
+    # Every source operator went through Vela onto the NPU: one subgraph, no CPU steps.
+    labels = [f"{op['type']} #{op['index']}" for op in metadata["model"]["source_operators"]]
+    assert report["npu_operators"] == labels and report["cpu_operators"] == []
+    assert len(report["subgraphs"]) == 1 and npu["steps"] == 1
+    assert all(op["backend"] == "ethos-u55-128" for op in metadata["operators"])
+    # The report: NPU/CPU operators, Vela's summary, aot's pools.
+    assert "  CPU operators (0): none" in result.stdout
+    assert "Vela sram memory used:" in result.stdout
+    assert "aot pool isram: " in result.stdout
+
+    # The firmware links with the driver, and what the NPU touches is out of the TCMs.
+    elf = out / metadata["build"]["executable"]
+    table = symbols(elf)
+    assert "ethosu_invoke_v3" in table and "aot_ethosu_invoke" in table
+    board = load_board("mps3_an547")
+    reach = [board.region(m) for m in board.accelerator("ethos-u55-128").memories]
+    sg = report["subgraphs"][0]
+    model = metadata["model"]["name"]
+    sizes = {len_: n for n, len_ in ((0, sg["command_stream_bytes"]), (1, sg["read_only_bytes"]))}
+    npu_symbols = [table[f"aot_{model}_pool_isram"]] + [
+        s for s in table.values() if s.name.startswith(f"aot_{model}_const_") and s.size in sizes
+    ]
+    assert len(npu_symbols) == 3  # the arena's pool, the command stream, the weights
+    for sym in npu_symbols:
+        assert any(
+            r.base <= sym.address and sym.address + sym.size <= r.base + r.size for r in reach
+        )
+        for tcm in ("itcm", "dtcm"):
+            region = board.region(tcm)
+            assert not region.base <= sym.address < region.base + region.size, sym
+
+
+@pytest.mark.parametrize("variable", ["ETHOSU_DRIVER_DIR", "CMSIS_CORE_DIR"])
+def test_aot_build_names_the_missing_variable(variable: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in {**os.environ, **driver_env()}.items() if k != variable}
+    result = subprocess.run(
+        [sys.executable, "-m", "aot", "build", str(mlperf_tiny("kws_ref_model")),
+         "--board", "mps3_an547", "--accelerator", "ethos-u55-128", "-o", str(tmp_path / "o"),
+         "--no-build", "-q"],
+        capture_output=True, text=True, env={**env, "PYTHONPATH": str(CHECKOUT)},
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {variable} is not set: point it at")
+    assert not (tmp_path / "o").exists()
+
+
+def test_backend_option_overrides_the_variable(tmp_path: Path) -> None:
+    env = {**driver_env(), "ETHOSU_DRIVER_DIR": str(tmp_path)}  # wrong; the option wins
+    result = aot(
+        "build", str(mlperf_tiny("kws_ref_model")), "--board", "mps3_an547",
+        "--accelerator", "ethos-u55-128", "-o", str(tmp_path / "o"), "--no-build", "-q",
+        "--backend-option", f"ethosu_driver_dir={shared_path('ethos-u-core-driver')}",
+        "--pool", "isram:1M:cpu,ethos_u", "--constants-memory", "sram",
+        env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
