@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import npu_cpu_npu_model
 from npu_firmware import symbols
 
 from aot.boards import load_board
@@ -119,3 +120,24 @@ def test_backend_option_overrides_the_variable(tmp_path: Path) -> None:
         env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
+
+
+def test_cpu_operator_between_two_npu_subgraphs(tmp_path: Path) -> None:
+    model = tmp_path / "mixed.tflite"
+    model.write_bytes(npu_cpu_npu_model())
+    out = tmp_path / "out"
+    result = aot(
+        "build", str(model), "--board", "mps3_an547", "--accelerator", "ethos-u55-128",
+        "-o", str(out), "--pool", "isram:64K:cpu,ethos_u", "--constants-memory", "sram",
+        env=driver_env(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    metadata = json.loads((out / "metadata.json").read_text())
+    assert [(op["label"], op["backend"]) for op in metadata["operators"]] == [
+        ("CONV_2D #0", "ethos-u55-128"),
+        ("AVERAGE_POOL_2D #1", "cpu"),
+        ("CONV_2D #2", "ethos-u55-128"),
+    ]
+    assert "  CPU operators (1): AVERAGE_POOL_2D #1" in result.stdout
+    table = symbols(out / metadata["build"]["executable"])
+    assert {"aot_mixed_ethosu0", "aot_mixed_ethosu1", "ethosu_invoke_v3"} <= set(table)
