@@ -6,7 +6,7 @@ import pytest
 from conftest import ACCELERATOR, mixed_model
 
 from aot.backends.ethos_u.vela import compile_model
-from aot.errors import UnsupportedError
+from aot.errors import ToolchainError, UnsupportedError
 from aot.testing.shared import MLPERF_TINY
 
 pytestmark = pytest.mark.unit
@@ -42,3 +42,13 @@ def test_cpu_operators_split_the_npu_subgraphs() -> None:
 def test_unknown_npu_configuration_is_one_line() -> None:
     with pytest.raises(UnsupportedError, match="no NPU configuration 'ethos-u55-100'; use one of"):
         compile_model(mixed_model(), "ethos-u55-100")
+
+
+def test_vela_options_and_vela_errors() -> None:
+    result = compile_model(mixed_model(), ACCELERATOR, system_config="Ethos_U55_Deep_Embedded")
+    assert result.summary["system_config"] == "Ethos_U55_Deep_Embedded"
+    with pytest.raises(ToolchainError) as info:
+        compile_model(mixed_model(), ACCELERATOR, system_config="Nope", name="m")
+    message = str(info.value)
+    assert message.startswith("Vela 5.2.0 refused 'm': Incorrect argument to CLI option")
+    assert "System_Config.Nope not found" in message and "\n" not in message

@@ -143,6 +143,11 @@ def compile_model(
         except SystemExit as exc:  # argparse rejects an option value
             rc = exc.code if isinstance(exc.code, int) else 2
         except Exception as exc:  # any failure inside Vela is a tool failure
+            said = getattr(exc, "error_msg", None)  # Vela's own errors carry a message
+            if isinstance(said, str) and said.strip():
+                raise ToolchainError(
+                    f"Vela {vela_version()} refused '{name}': {said.strip().splitlines()[0]}"
+                ) from exc
             raise ToolchainError(
                 f"Vela {vela_version()} failed on '{name}' ({type(exc).__name__}): run "
                 f"`vela {source.name} --accelerator-config {accelerator}` to see why"
