@@ -238,6 +238,50 @@ def check_accelerators(names: list[str], board: Board) -> None:
             board.accelerator(name)
 
 
+def defaults_for_accelerators(
+    pools: tuple[PoolSpec, ...],
+    board: Board,
+    accelerators: list[str],
+    constants: str | None,
+    *,
+    defaulted: bool,
+) -> tuple[tuple[PoolSpec, ...], str | None]:
+    """What the user did not choose, chosen so that ``--accelerator`` alone plans: with
+    the board's default pools, an accelerator that reaches none of them gets a pool in the
+    first memory it reaches that may hold workspace; without --constants-memory, the
+    constants go to the first memory that may hold them and every accelerator reaches
+    (weights an NPU reads must sit where it reads them)."""
+    from aot.backends import CPU_TARGET, get_backend
+
+    if board.is_host or not board.memories:
+        return pools, constants
+    reaches = {
+        get_backend(name).target: board.accelerator(name).memories
+        for name in accelerators
+        if get_backend(name).target != CPU_TARGET
+    }
+    if not reaches:
+        return pools, constants
+    if defaulted:
+        for memories in reaches.values():
+            if any(p.name in memories for p in pools):
+                continue
+            memory = next(
+                (m for m in board.memories if m.name in memories and m.may_hold("workspace")),
+                None,
+            )
+            if memory is not None:
+                pools = (*pools, PoolSpec(memory.name, memory.size))
+    if constants is None:
+        shared = [
+            m.name
+            for m in board.memories
+            if m.may_hold("constants") and all(m.name in ms for ms in reaches.values())
+        ]
+        constants = shared[0] if shared else None
+    return pools, constants
+
+
 def reach_on_board(
     pools: tuple[PoolSpec, ...], board: Board, accelerators: list[str], constants: str | None
 ) -> tuple[tuple[PoolSpec, ...], tuple[str, ...] | None, str]:
@@ -309,6 +353,13 @@ def run(args: argparse.Namespace) -> int:
         pools = pools_from_args(args.pool) if args.pool else default_pools(board)
     pools = check_pools_on_board(pools, board)
     check_accelerators(args.accelerator, board)
+    pools, args.constants_memory = defaults_for_accelerators(
+        pools,
+        board,
+        args.accelerator,
+        args.constants_memory,
+        defaulted=not (args.pool or args.pool_file),
+    )
     pools, constants_targets, constants_region = reach_on_board(
         pools, board, args.accelerator, args.constants_memory
     )

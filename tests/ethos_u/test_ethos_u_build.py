@@ -54,12 +54,14 @@ def test_aot_build_links_ethos_u_firmware(name: str, tmp_path: Path) -> None:
     result = aot(
         "build", str(mlperf_tiny(name)), "--board", "mps3_an547",
         "--accelerator", "ethos-u55-128", "-o", str(out),
-        # Workspace and weights in memories the NPU reaches (board data).
-        "--pool", "isram:1M:cpu,ethos_u", "--constants-memory", "sram",
         env=driver_env(),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     metadata = json.loads((out / "metadata.json").read_text())
+    # Board data alone put the NPU's pool and the weights where it reaches: not the TCMs.
+    assert metadata["constants"]["memory"] == "sram"
+    pools = {p["name"]: p["targets"] for p in metadata["memory"]["pools"]}
+    assert pools == {"dtcm": ["cpu"], "sram": ["cpu", "ethos_u"]}
     (npu,) = [b for b in metadata["backends"] if b["name"] == "ethos-u55-128"]
     report = npu["report"]
     # Every source operator went through Vela onto the NPU: one subgraph, no CPU steps.
@@ -70,7 +72,7 @@ def test_aot_build_links_ethos_u_firmware(name: str, tmp_path: Path) -> None:
     # The report: NPU/CPU operators, Vela's summary, aot's pools.
     assert "  CPU operators (0): none" in result.stdout
     assert "Vela sram memory used:" in result.stdout
-    assert "aot pool isram: " in result.stdout
+    assert "aot pool sram: " in result.stdout and "reached by cpu, ethos_u" in result.stdout
 
     # The firmware links with the driver, and what the NPU touches is out of the TCMs.
     elf = out / metadata["build"]["executable"]
@@ -81,7 +83,7 @@ def test_aot_build_links_ethos_u_firmware(name: str, tmp_path: Path) -> None:
     sg = report["subgraphs"][0]
     model = metadata["model"]["name"]
     sizes = {len_: n for n, len_ in ((0, sg["command_stream_bytes"]), (1, sg["read_only_bytes"]))}
-    npu_symbols = [table[f"aot_{model}_pool_isram"]] + [
+    npu_symbols = [table[f"aot_{model}_pool_sram"]] + [
         s for s in table.values() if s.name.startswith(f"aot_{model}_const_") and s.size in sizes
     ]
     assert len(npu_symbols) == 3  # the arena's pool, the command stream, the weights
@@ -128,7 +130,8 @@ def test_cpu_operator_between_two_npu_subgraphs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = aot(
         "build", str(model), "--board", "mps3_an547", "--accelerator", "ethos-u55-128",
-        "-o", str(out), "--pool", "isram:64K:cpu,ethos_u", "--constants-memory", "sram",
+        "-o", str(out), "--pool", "isram:64K:cpu,ethos_u", "--pool", "dtcm:64K",
+        "--constants-memory", "sram",
         env=driver_env(),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -141,3 +144,15 @@ def test_cpu_operator_between_two_npu_subgraphs(tmp_path: Path) -> None:
     assert "  CPU operators (1): AVERAGE_POOL_2D #1" in result.stdout
     table = symbols(out / metadata["build"]["executable"])
     assert {"aot_mixed_ethosu0", "aot_mixed_ethosu1", "ethosu_invoke_v3"} <= set(table)
+
+
+def test_weights_in_tcm_are_refused(tmp_path: Path) -> None:
+    result = aot(
+        "build", str(mlperf_tiny("kws_ref_model")), "--board", "mps3_an547",
+        "--accelerator", "ethos-u55-128", "-o", str(tmp_path / "o"), "--no-build", "-q",
+        "--constants-memory", "itcm",
+        env=driver_env(),
+    )  # fmt: skip
+    assert result.returncode != 0
+    (line,) = result.stderr.strip().splitlines()
+    assert "on ethos_u, which cannot reach the constants memory" in line
