@@ -166,6 +166,10 @@ class Artifact:
     constants: tuple[BackendConstant, ...] = ()
     scratch_bytes: int = 0
     elementwise: bool = False
+    # Region parameters (indices) the backend's code never reads, e.g. weights its own
+    # compiler re-encoded into a constant: dropped from the step's arguments, and a model
+    # constant no step reads any more is not emitted.
+    unused_params: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

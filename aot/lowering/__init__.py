@@ -28,6 +28,8 @@ from aot.partition import (
 )
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
+# A constant only a backend's region had as a parameter and said it does not read.
+UNUSED = "unused"
 OPAQUE_PATTERN = 8  # relax OpPatternKind.kOpaque
 
 
@@ -360,6 +362,7 @@ def lower(
     # A copy into an intermediate tensor becomes an alias of its source: no call, no buffer.
     alias: dict[int, int] = {}
     steps: list[Step] = []
+    dropped: set[int] = set()  # tensors a backend said it does not read
     for prim_name, raw_args, raw_outs, value, index in builder.steps:
         args = [alias.get(t, t) for t in raw_args]
         outs = [alias.get(t, t) for t in raw_outs]
@@ -393,6 +396,10 @@ def lower(
                 backend, module, prim_name, kernel_symbol(name, prim_name), builder, args, outs
             )
             artifacts[prim_name] = artifact
+            if artifact.unused_params:
+                unused = set(artifact.unused_params)
+                dropped.update(a for i, a in enumerate(args) if i in unused)
+                args = [a for i, a in enumerate(args) if i not in unused]
             for constant in artifact.constants:
                 data = np.ascontiguousarray(constant.data).reshape(-1)
                 tensor_id = len(builder.tensors)
@@ -417,6 +424,10 @@ def lower(
                 target=backend.target,
             )
         )
+    read = {t for step in steps for t in step.args}
+    for tensor_id in sorted(dropped - read):
+        if builder.tensors[tensor_id].kind == CONSTANT:
+            builder.tensors[tensor_id] = replace(builder.tensors[tensor_id], kind=UNUSED)
     called = {step.operator for step in steps}
     return LoweredModel(
         name=name,

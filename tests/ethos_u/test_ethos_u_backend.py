@@ -64,15 +64,16 @@ def test_lower_embeds_the_subgraph_vela_compiled(backend: EthosUBackend) -> None
     cms, ro = artifact.constants
     assert cms.data.tobytes() == subgraph.command_stream and cms.alignment == 16
     assert ro.data.tobytes() == subgraph.read_only
-    assert artifact.payload.activations == (0,)  # the weights param is Vela's business
+    # The model's weights are Vela's business: the step does not take them.
+    assert artifact.unused_params == (1,) and artifact.payload.activations == (0,)
 
     code = backend.emit(
         None,
         artifact,
         EmitContext(
             model="mixed",
-            args=("t_l2", "w0", "t_out", "c_cms", "c_ro"),
-            arg_types=("int8_t", "int8_t", "int8_t", "uint8_t", "uint8_t"),
+            args=("t_l2", "t_out", "c_cms", "c_ro"),
+            arg_types=("int8_t", "int8_t", "uint8_t", "uint8_t"),
             scratch="scratch0",
             error_prefix="AOT_ERR_MODEL",
         ),

@@ -68,6 +68,9 @@ def test_aot_build_links_ethos_u_firmware(name: str, tmp_path: Path) -> None:
     labels = [f"{op['type']} #{op['index']}" for op in metadata["model"]["source_operators"]]
     assert report["npu_operators"] == labels and report["cpu_operators"] == []
     assert len(report["subgraphs"]) == 1 and npu["steps"] == 1
+    # Vela's encoded weights replace the model's: the constants are Vela's bytes, no more.
+    (sg,) = report["subgraphs"]
+    assert metadata["constants"]["bytes"] == sg["command_stream_bytes"] + sg["read_only_bytes"]
     assert all(op["backend"] == "ethos-u55-128" for op in metadata["operators"])
     # The report: NPU/CPU operators, Vela's summary, aot's pools.
     assert "  CPU operators (0): none" in result.stdout
@@ -80,7 +83,6 @@ def test_aot_build_links_ethos_u_firmware(name: str, tmp_path: Path) -> None:
     assert "ethosu_invoke_v3" in table and "aot_ethosu_invoke" in table
     board = load_board("mps3_an547")
     reach = [board.region(m) for m in board.accelerator("ethos-u55-128").memories]
-    sg = report["subgraphs"][0]
     model = metadata["model"]["name"]
     sizes = {len_: n for n, len_ in ((0, sg["command_stream_bytes"]), (1, sg["read_only_bytes"]))}
     npu_symbols = [table[f"aot_{model}_pool_sram"]] + [

@@ -14,7 +14,7 @@ reaches (board data: ``accelerators:`` in the board YAML).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -151,12 +151,11 @@ class EthosUBackend(Backend):
         subgraph = self._match(region, activations)
         self._lowered.add(subgraph.index)
         _check_shapes(self.name, region, subgraph, activations)
-        return artifact_for(
-            region.symbol,
-            subgraph,
-            params=len(region.params),
-            activations=activations,
-            outputs=len(region.outputs),
+        # The model's own weights: Vela re-encoded them into its read-only data.
+        unused = tuple(i for i, p in enumerate(region.params) if p.is_constant)
+        return replace(
+            artifact_for(region.symbol, subgraph, outputs=len(region.outputs)),
+            unused_params=unused,
         )
 
     def _match(self, region: Region, activations: tuple[int, ...]) -> NpuSubgraph:
