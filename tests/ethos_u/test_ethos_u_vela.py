@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from conftest import ACCELERATOR, mixed_model
 
@@ -52,3 +57,28 @@ def test_vela_options_and_vela_errors() -> None:
     message = str(info.value)
     assert message.startswith("Vela 5.2.0 refused 'm': Incorrect argument to CLI option")
     assert "System_Config.Nope not found" in message and "\n" not in message
+
+
+def test_missing_vela_names_the_extra() -> None:
+    # A Python where ethos-u-vela cannot be imported (None in sys.modules blocks it).
+    code = (
+        "import sys\n"
+        "sys.modules['ethosu'] = None\n"
+        "from aot.backends.ethos_u.vela import compile_model\n"
+        "from aot.errors import ToolchainError\n"
+        "try:\n"
+        "    compile_model(b'', 'ethos-u55-128')\n"
+        "except ToolchainError as e:\n"
+        "    print(e)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        check=True,
+        timeout=120,
+    )
+    assert result.stdout.strip() == (
+        "the Ethos-U backend needs Arm's Vela compiler (ethos-u-vela): pip install 'aot[ethos-u]'"
+    )
