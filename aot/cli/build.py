@@ -246,11 +246,13 @@ def defaults_for_accelerators(
     *,
     defaulted: bool,
 ) -> tuple[tuple[PoolSpec, ...], str | None]:
-    """What the user did not choose, chosen so that ``--accelerator`` alone plans: with
-    the board's default pools, an accelerator that reaches none of them gets a pool in the
-    first memory it reaches that may hold workspace; without --constants-memory, the
-    constants go to the first memory that may hold them and every accelerator reaches
-    (weights an NPU reads must sit where it reads them)."""
+    """When the user left the memory layout to aot (``defaulted``: no --pool, --pool-file
+    or --constants-memory), choose it so that ``--accelerator`` alone plans: an
+    accelerator that reaches none of the board's default pools gets a pool in the first
+    memory it reaches that may hold workspace, and the constants go to the first memory
+    that may hold them and every accelerator reaches (weights an NPU reads must sit where
+    it reads them). A layout the user gave is kept, and what it leaves out of reach is an
+    error (or copies with --allow-copies)."""
     from aot.backends import CPU_TARGET, get_backend
 
     if board.is_host or not board.memories:
@@ -260,25 +262,22 @@ def defaults_for_accelerators(
         for name in accelerators
         if get_backend(name).target != CPU_TARGET
     }
-    if not reaches:
+    if not reaches or not defaulted or constants is not None:
         return pools, constants
-    if defaulted:
-        for memories in reaches.values():
-            if any(p.name in memories for p in pools):
-                continue
-            memory = next(
-                (m for m in board.memories if m.name in memories and m.may_hold("workspace")),
-                None,
-            )
-            if memory is not None:
-                pools = (*pools, PoolSpec(memory.name, memory.size))
-    if constants is None:
-        shared = [
-            m.name
-            for m in board.memories
-            if m.may_hold("constants") and all(m.name in ms for ms in reaches.values())
-        ]
-        constants = shared[0] if shared else None
+    for memories in reaches.values():
+        if any(p.name in memories for p in pools):
+            continue
+        memory = next(
+            (m for m in board.memories if m.name in memories and m.may_hold("workspace")), None
+        )
+        if memory is not None:
+            pools = (*pools, PoolSpec(memory.name, memory.size))
+    shared = [
+        m.name
+        for m in board.memories
+        if m.may_hold("constants") and all(m.name in ms for ms in reaches.values())
+    ]
+    constants = shared[0] if shared else None
     return pools, constants
 
 
@@ -358,7 +357,7 @@ def run(args: argparse.Namespace) -> int:
         board,
         args.accelerator,
         args.constants_memory,
-        defaulted=not (args.pool or args.pool_file),
+        defaulted=not (args.pool or args.pool_file or args.constants_memory),
     )
     pools, constants_targets, constants_region = reach_on_board(
         pools, board, args.accelerator, args.constants_memory
