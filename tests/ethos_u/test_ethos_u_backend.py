@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import mixed_model
+from conftest import mixed_model, npu_cpu_npu_model
 
 from aot.backends import EmitContext, OperatorInfo, Region, TensorInfo, backends, get_backend
 from aot.backends.ethos_u import EthosUBackend
@@ -132,3 +132,29 @@ def test_runtime_files_come_from_the_board_and_the_driver(monkeypatch) -> None:
         EthosUBackend({"board": board}).runtime()
     with pytest.raises(ConfigError, match="board mps2_an386 has no accelerator 'ethos-u55-128'"):
         EthosUBackend({"board": load_board("mps2_an386")}).runtime()
+
+
+def test_partitioned_regions_get_their_own_subgraph(tmp_path) -> None:
+    """Through the real partition and lowering stages: each region embeds the command
+    stream and weights Vela compiled for exactly its operators."""
+    from aot.frontend import import_model
+    from aot.lowering import lower
+    from aot.partition import partition
+
+    path = tmp_path / "m3.tflite"
+    path.write_bytes(npu_cpu_npu_model())
+    model = import_model(str(path))
+    backend = EthosUBackend()
+    backend.prepare(model)
+    lowered = lower(partition(model, [backend]), "m3")
+    steps = [s for s in lowered.steps if s.backend == backend.name]
+    assert [s.label for s in steps] == ["CONV_2D #0", "CONV_2D #2"]
+    subgraphs = backend.vela.subgraphs
+    # Vela keeps one read-only tensor for the whole model; each command stream addresses
+    # its own layer's weights in it, so the command streams tell the subgraphs apart.
+    assert subgraphs[0].read_only == subgraphs[1].read_only
+    assert subgraphs[0].command_stream != subgraphs[1].command_stream
+    for step, subgraph in zip(steps, subgraphs, strict=True):
+        artifact = lowered.artifact(step.kernel)
+        assert artifact.payload.subgraph is subgraph
+        assert artifact.constants[0].data.tobytes() == subgraph.command_stream

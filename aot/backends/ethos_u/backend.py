@@ -159,22 +159,22 @@ class EthosUBackend(Backend):
         )
 
     def _match(self, region: Region, activations: tuple[int, ...]) -> NpuSubgraph:
-        """Vela's subgraph for this region: by the source tensors its operators compute
-        when lowering names them, else the first not yet lowered whose inputs and outputs
-        have the region's shapes (regions are lowered in execution order, as Vela's
-        subgraphs are listed)."""
-        produced = [op.source.output for op in region.operators if op.source is not None]
-        if produced:
-            made = set(produced)
-            for subgraph in self.vela.subgraphs:
-                if {fm.name for fm in subgraph.outputs} <= made:
-                    return subgraph
-            return self.subgraph_for(produced[-1:])
+        """Vela's subgraph for this region: the first not yet lowered whose inputs and
+        outputs have the region's shapes (regions are lowered in execution order, as
+        Vela lists its subgraphs) and, when lowering names the source tensors the
+        region's operators compute, whose outputs are among them."""
         ours = _signature([region.params[i] for i in activations], region.outputs)
+        made = {op.source.output for op in region.operators if op.source is not None}
         for subgraph in self.vela.subgraphs:
-            theirs = _signature(subgraph.inputs, subgraph.outputs)
-            if subgraph.index not in self._lowered and theirs == ours:
-                return subgraph
+            if subgraph.index in self._lowered:
+                continue
+            if _signature(subgraph.inputs, subgraph.outputs) != ours:
+                continue
+            if made and not {fm.name for fm in subgraph.outputs} <= made:
+                continue
+            return subgraph
+        if made:
+            self.subgraph_for(sorted(made))  # raises, naming what Vela's subgraphs compute
         raise UnsupportedError(
             f"the {self.name} region {region.symbol} (tensors {ours}) is not one of the NPU "
             f"subgraphs Vela made of this model; give {self.name} the first --accelerator "
