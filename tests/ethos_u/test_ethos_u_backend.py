@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import mixed_model, npu_cpu_npu_model
+from ethos_u_helpers import mixed_model, npu_cpu_npu_model
 
 from aot.backends import EmitContext, OperatorInfo, Region, TensorInfo, backends, get_backend
 from aot.backends.ethos_u import EthosUBackend

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import npu_cpu_npu_model
+from ethos_u_helpers import npu_cpu_npu_model
 from npu_firmware import symbols
 
 from aot.boards import load_board

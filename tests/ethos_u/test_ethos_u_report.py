@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import mixed_model
+from ethos_u_helpers import mixed_model
 
 from aot.backends import OperatorInfo, TensorInfo
 from aot.backends.ethos_u import EthosUBackend

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ACCELERATOR, mixed_model
+from ethos_u_helpers import ACCELERATOR, mixed_model
 
 from aot.backends.ethos_u.vela import compile_model
 from aot.errors import ToolchainError, UnsupportedError
