@@ -20,6 +20,7 @@ CATEGORIES: dict[int, str] = {
     0x02: "protocol",
     0x03: "platform",
     0x04: "application",
+    0x05: "accelerator",
 }
 
 ERROR_CODES: dict[int, ErrorCode] = {
@@ -53,6 +54,16 @@ ERROR_CODES: dict[int, ErrorCode] = {
         "AOT_ERR_APP_IO_ARENA_TOO_SMALL", "AOT_APP_IO_BYTES smaller than the model needs"
     ),
     0x0403: ErrorCode("AOT_ERR_APP_TOO_MANY_TENSORS", "more tensors than AOT_APP_MAX_TENSORS"),
+    0x0501: ErrorCode("AOT_ERR_NPU_NOT_CONFIGURED", "the NPU has no memory region set"),
+    0x0502: ErrorCode(
+        "AOT_ERR_NPU_BAD_STREAM", "command stream magic, version or descriptor kind/size wrong"
+    ),
+    0x0503: ErrorCode(
+        "AOT_ERR_NPU_BAD_DESCRIPTOR", "a descriptor's shapes or parameters are invalid"
+    ),
+    0x0504: ErrorCode(
+        "AOT_ERR_NPU_ADDRESS_OUT_OF_REGION", "an operand lies outside the NPU's memory"
+    ),
 }
 
 AOT_OK = 0x0000

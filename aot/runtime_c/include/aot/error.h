@@ -17,6 +17,7 @@ extern "C" {
 #define AOT_ERR_CATEGORY_PROTOCOL 0x02u /* serial protocol (server side) */
 #define AOT_ERR_CATEGORY_PLATFORM 0x03u /* the port: serial, timer, board init */
 #define AOT_ERR_CATEGORY_APP 0x04u      /* the runtime application (setup) */
+#define AOT_ERR_CATEGORY_NPU 0x05u      /* an accelerator (device model or driver) */
 
 #define AOT_ERROR_CATEGORY(err) ((((unsigned)(err)) >> 8) & 0xFFu)
 
@@ -49,6 +50,12 @@ typedef enum {
   AOT_ERR_APP_NO_MODEL = 0x0401, /* aot_app_model() returned NULL or a broken descriptor */
   AOT_ERR_APP_IO_ARENA_TOO_SMALL = 0x0402, /* AOT_APP_IO_BYTES smaller than the model needs */
   AOT_ERR_APP_TOO_MANY_TENSORS = 0x0403, /* more tensors than AOT_APP_MAX_TENSORS */
+
+  /* accelerator */
+  AOT_ERR_NPU_NOT_CONFIGURED = 0x0501, /* the NPU has no memory region set */
+  AOT_ERR_NPU_BAD_STREAM = 0x0502, /* command stream magic, version or descriptor kind/size wrong */
+  AOT_ERR_NPU_BAD_DESCRIPTOR = 0x0503, /* a descriptor's shapes or parameters are invalid */
+  AOT_ERR_NPU_ADDRESS_OUT_OF_REGION = 0x0504, /* an operand lies outside the NPU's memory */
 } aot_error_t;
 
 #ifdef __cplusplus
