@@ -26,6 +26,7 @@ from aot.backends.example_npu.descriptors import (
     c_type,
 )
 from aot.ops import fixedpoint as fp
+from aot.ops.int8 import pack_requant
 from aot.testing.reference import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 
@@ -61,11 +62,33 @@ def _pad(size: int, out: int, k: int, stride: int, dilation: int) -> int:
     return max((out - 1) * stride + (k - 1) * dilation + 1 - size, 0) // 2
 
 
-def _requant(real: list[float], out_scale: float, out_zp: int, act: str, rounding: str):
+def _requant(
+    real: list[float], out_scale: float, out_zp: int, act: str, rounding: str
+) -> tuple[Requant, dict[str, np.ndarray]]:
+    """The requantization in the importer's form (per tensor when the channels agree,
+    packed when the shifts allow, else per channel) and its operand arrays."""
     with fp.rounding_mode(rounding):
         pairs = [fp.quantize_multiplier(r) for r in real]
+    multipliers, shifts = [m for m, _ in pairs], [s for _, s in pairs]
     lo, hi = fp.activation_range(act, out_scale, out_zp)
-    return Requant(tuple(m for m, _ in pairs), tuple(s for _, s in pairs), out_zp, lo, hi, rounding)
+    common = {"output_offset": out_zp, "act_min": lo, "act_max": hi, "rounding": rounding}
+    if len(set(pairs)) == 1:
+        return Requant("per_tensor", multiplier0=multipliers[0], shift0=shifts[0], **common), {}
+    packed = pack_requant(multipliers, shifts)
+    if packed is not None:
+        return Requant("packed", shift0=min(shifts), **common), {"multiplier": packed}
+    arrays = {
+        "multiplier": np.asarray(multipliers, np.int32),
+        "shift": np.asarray(shifts, np.int8),
+    }
+    return Requant("per_channel", **common), arrays
+
+
+def _fold(bias: np.ndarray | None, weights: np.ndarray, zp: int, axes: tuple[int, ...]):
+    """The bias with the input zero point folded in, as the importer may emit it."""
+    base = np.zeros(weights.shape[0 if axes[0] else -1], np.int64) if bias is None else bias
+    folded = base.astype(np.int64) - zp * weights.astype(np.int64).sum(axis=axes)
+    return folded.astype(np.int32)
 
 
 def conv_case(seed: int, depthwise: bool) -> Case:
@@ -124,16 +147,21 @@ def conv_case(seed: int, depthwise: bool) -> Case:
 
     # TFLite's PopulateConvolutionQuantizationParams: the scale ratio in double.
     real = [in_scale * s / out_scale for s in channel_scales]
+    requant, arrays = _requant(real, out_scale, out_zp, act, "double")
+    folded = seed % 2 == 0  # both forms of the zero point: in the bias, or per tap
+    if folded:
+        bias = _fold(bias, weights, in_zp, (0, 1, 2) if depthwise else (1, 2, 3))
     desc = Conv2D(
         depthwise=depthwise, batches=batches, in_h=h, in_w=w, in_c=in_c,
         out_h=out_h, out_w=out_w, out_c=out_c, k_h=k_h, k_w=k_w, stride=stride,
         dilation=dilation,
         padding=(_pad(h, out_h, k_h, stride[0], dilation[0]) if same else 0,
                  _pad(w, out_w, k_w, stride[1], dilation[1]) if same else 0),
-        depth_multiplier=mult, input_offset=-in_zp,
-        requant=_requant(real, out_scale, out_zp, act, "double"),
+        depth_multiplier=mult, input_offset=0 if folded else -in_zp, pad_value=in_zp,
+        requant=requant,
     )  # fmt: skip
-    return Case(desc, _arrays(desc, data, weights, bias), expected.reshape(-1))
+    arrays.update(_arrays(desc, data, weights, bias))
+    return Case(desc, arrays, expected.reshape(-1))
 
 
 def fc_case(seed: int, batches: int | None = None) -> Case:
@@ -171,13 +199,17 @@ def fc_case(seed: int, batches: int | None = None) -> Case:
         real = [in_scale * s / out_scale for s in w_scales]
     else:  # GetQuantizedConvolutionMultipler: the scale product in float32
         real = [float(np.float32(in_scale) * np.float32(w_scales[0])) / out_scale] * out_c
+    requant, arrays = _requant(real, out_scale, out_zp, act, "single")
+    folded = seed % 3 == 0
+    fc_bias = bias if with_bias else None
+    if folded:
+        fc_bias = _fold(fc_bias, weights, in_zp, (1,))
     desc = FullyConnected(
-        batches=batches, depth=depth, out_c=out_c, input_offset=-in_zp, weight_offset=0,
-        requant=_requant(real, out_scale, out_zp, act, "single"),
+        batches=batches, depth=depth, out_c=out_c, input_offset=0 if folded else -in_zp,
+        weight_offset=0, requant=requant,
     )  # fmt: skip
-    return Case(
-        desc, _arrays(desc, data, weights, bias if with_bias else None), expected.reshape(-1)
-    )
+    arrays.update(_arrays(desc, data, weights, fc_bias))
+    return Case(desc, arrays, expected.reshape(-1))
 
 
 def _arrays(desc: Descriptor, data, weights, bias) -> dict[str, np.ndarray]:
@@ -185,8 +217,6 @@ def _arrays(desc: Descriptor, data, weights, bias) -> dict[str, np.ndarray]:
         "input": np.ascontiguousarray(data).reshape(-1),
         "weights": np.ascontiguousarray(weights).reshape(-1),
         "output": np.zeros(desc.output_bytes, np.int8),
-        "multiplier": desc.requant.multiplier_array(),
-        "shift": desc.requant.shift_array(),
     }
     if bias is not None:
         arrays["bias"] = np.asarray(bias, np.int32)
@@ -209,7 +239,7 @@ def program(cases: list[Case], *, region_slack: int = 0, preamble: str = "") -> 
     functions: list[str] = []
     offset, outside_offset = 0, 0
     for i, case in enumerate(cases):
-        exprs, copies = {"bias": "NULL"}, []
+        exprs, copies = {}, []
         for name in OPERANDS:
             if name not in case.arrays:
                 continue

@@ -57,8 +57,11 @@ def test_random_descriptors_match_litert(
 
 @pytest.mark.parametrize("operand", OPERANDS)
 def test_operand_outside_region_fails_and_writes_nothing(operand: str, tmp_path: Path) -> None:
-    kinds = [conv_case(0, False), conv_case(2, True), fc_case(0)]
-    cases = [dataclasses.replace(c, outside=frozenset({operand})) for c in kinds]
+    pool = [conv_case(s, False) for s in range(4)] + [conv_case(s, True) for s in range(4)]
+    pool += [fc_case(s) for s in range(4)]
+    having = [c for c in pool if operand in c.arrays]
+    assert having, f"no case has a {operand} operand"
+    cases = [dataclasses.replace(c, outside=frozenset({operand})) for c in having]
     lines = build_and_run(program(cases), tmp_path, SANITIZE)
     assert len(lines) == len(cases)
     for line in lines:
@@ -67,20 +70,21 @@ def test_operand_outside_region_fails_and_writes_nothing(operand: str, tmp_path:
         assert not output.any()  # the output buffer kept its zeros
 
 
-def test_operand_running_past_the_region_end_fails(tmp_path: Path) -> None:
-    """The last operand (the shifts) starts inside the region and ends past it."""
+@pytest.mark.parametrize("short_by", [1, 0], ids=["one-byte-short", "exact"])
+def test_region_end_is_checked_to_the_byte(short_by: int, tmp_path: Path) -> None:
+    """The last operand in the region ends exactly at the region's end (runs) or one
+    byte past it (fails)."""
     case = fc_case(0)
-    source = program([case], region_slack=0)
-    shifts = case.arrays["shift"].nbytes
-    padded = -(-shifts // 16) * 16
-    # Shrink the configured size so that the shift array's last byte is outside.
+    last = [name for name in OPERANDS if name in case.arrays][-1]
+    nbytes = case.arrays[last].nbytes
+    source = program([case])
     marker = "aot_npu_configure((uintptr_t)region, "
     start = source.index(marker) + len(marker)
     end = source.index("u);", start)
-    size = int(source[start:end])
-    source = source[:start] + str(size - padded + shifts - 1) + source[end:]
-    status, _ = parse(build_and_run(source, tmp_path, SANITIZE)[0])
-    assert status == OUT_OF_REGION
+    padded_size = int(source[start:end])  # each operand starts 16-byte aligned
+    size = padded_size - (-(-nbytes // 16) * 16) + nbytes - short_by
+    status, _ = parse(build_and_run(source[:start] + str(size) + source[end:], tmp_path, [])[0])
+    assert status == (OUT_OF_REGION if short_by else OK)
 
 
 BAD_STREAM = """

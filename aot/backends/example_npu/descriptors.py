@@ -18,22 +18,26 @@ STREAM_VERSION = 1  # AOT_NPU_STREAM_VERSION
 ROUNDING = {"double": "AOT_NPU_ROUNDING_DOUBLE", "single": "AOT_NPU_ROUNDING_SINGLE"}
 
 
+REQUANT_MODES = {
+    "per_tensor": "AOT_NPU_REQUANT_PER_TENSOR",
+    "per_channel": "AOT_NPU_REQUANT_PER_CHANNEL",
+    "packed": "AOT_NPU_REQUANT_PACKED",
+}
+
+
 @dataclass(frozen=True)
 class Requant:
-    """Per output channel Q31 multipliers and left-shift exponents, then offset and clamp."""
+    """Requantization to int8. ``mode`` is one of ``REQUANT_MODES``: per tensor (the
+    values here), per channel (int32 multipliers and int8 shifts as operands) or packed
+    (one int32 per channel as operand, ``shift0`` the base shift), the importer's forms."""
 
-    multipliers: tuple[int, ...]
-    shifts: tuple[int, ...]
+    mode: str
     output_offset: int
     act_min: int
     act_max: int
     rounding: str  # "double" or "single"
-
-    def multiplier_array(self) -> np.ndarray:
-        return np.asarray(self.multipliers, dtype=np.int32)
-
-    def shift_array(self) -> np.ndarray:
-        return np.asarray(self.shifts, dtype=np.int8)
+    multiplier0: int = 0
+    shift0: int = 0
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Conv2D:
     padding: tuple[int, int]  # top, left
     depth_multiplier: int
     input_offset: int
+    pad_value: int  # what a tap outside the image reads (the input zero point)
     requant: Requant
 
     @property
@@ -91,14 +96,14 @@ Descriptor = Conv2D | FullyConnected
 
 @dataclass(frozen=True)
 class Operands:
-    """C expressions for a descriptor's operand pointers; ``bias`` may be ``"NULL"``."""
+    """C expressions for a descriptor's operand pointers; ``NULL`` for those it lacks."""
 
     input: str
     weights: str
-    bias: str
     output: str
-    multiplier: str
-    shift: str
+    bias: str = "NULL"
+    multiplier: str = "NULL"
+    shift: str = "NULL"
 
 
 def c_type(desc: Descriptor) -> str:
@@ -131,7 +136,7 @@ def c_initializer(desc: Descriptor, operands: Operands) -> str:
             f".dilation_h = {desc.dilation[0]}u, .dilation_w = {desc.dilation[1]}u",
             f".pad_top = {desc.padding[0]}u, .pad_left = {desc.padding[1]}u",
             f".depth_multiplier = {desc.depth_multiplier}u",
-            f".input_offset = {desc.input_offset}",
+            f".input_offset = {desc.input_offset}, .pad_value = {desc.pad_value}",
         ]
     else:
         fields += [
@@ -139,7 +144,8 @@ def c_initializer(desc: Descriptor, operands: Operands) -> str:
             f".input_offset = {desc.input_offset}, .weight_offset = {desc.weight_offset}",
         ]
     fields.append(
-        f".requant = {{.multiplier = {operands.multiplier}, .shift = {operands.shift}, "
+        f".requant = {{.mode = {REQUANT_MODES[rq.mode]}, .multiplier = {operands.multiplier}, "
+        f".shift = {operands.shift}, .multiplier0 = {rq.multiplier0}, .shift0 = {rq.shift0}, "
         f".output_offset = {rq.output_offset}, .act_min = {rq.act_min}, "
         f".act_max = {rq.act_max}, .rounding = {ROUNDING[rq.rounding]}}}"
     )
@@ -161,24 +167,24 @@ def c_array(ctype: str, symbol: str, values: np.ndarray, attributes: str = "") -
 
 
 def validate(desc: Descriptor) -> list[str]:
-    """What the device model would refuse as AOT_ERR_NPU_BAD_DESCRIPTOR, in words.
+    """What the device model would refuse as AOT_ERR_NPU_BAD_DESCRIPTOR, in words (its
+    scalar fields; per-channel values are the importer's, in range by construction).
 
-    The backend runs this at build time, so a stream the device cannot run is a build
-    error instead of a run-time code."""
+    The backend's pattern predicate runs this, so an operator the device cannot run stays
+    on the CPU instead of failing at run time."""
     problems: list[str] = []
     rq = desc.requant
-    channels = desc.out_c
-    if len(rq.multipliers) != channels or len(rq.shifts) != channels:
-        problems.append(f"{len(rq.multipliers)} multipliers for {channels} output channels")
+    if rq.mode not in REQUANT_MODES or rq.rounding not in ROUNDING:
+        problems.append(f"requantization {rq.mode}/{rq.rounding} is not known")
     if not -128 <= rq.act_min <= rq.act_max <= 127:
         problems.append(f"activation range [{rq.act_min}, {rq.act_max}] is not int8")
     if not -128 <= rq.output_offset <= 127:
         problems.append(f"output zero point {rq.output_offset} is not int8")
     max_shift = 30 if rq.rounding == "single" else 31
-    if any(not -31 <= s <= max_shift for s in rq.shifts):
-        problems.append(f"a shift lies outside [-31, {max_shift}]")
-    if any(not 0 <= m < 2**31 for m in rq.multipliers):
-        problems.append("a multiplier lies outside [0, 2^31)")
+    if rq.mode != "per_channel" and not -31 <= rq.shift0 <= max_shift:
+        problems.append(f"shift {rq.shift0} lies outside [-31, {max_shift}]")
+    if rq.mode == "per_tensor" and not 0 <= rq.multiplier0 < 2**31:
+        problems.append(f"multiplier {rq.multiplier0} lies outside [0, 2^31)")
     offsets: Sequence[int] = (desc.input_offset,)
     if isinstance(desc, FullyConnected):
         offsets = (desc.input_offset, desc.weight_offset)
@@ -195,6 +201,8 @@ def validate(desc: Descriptor) -> list[str]:
             problems.append("a convolution must have depth multiplier 1")
         if any(not 0 <= p <= 0xFFFF for p in desc.padding):
             problems.append(f"padding {desc.padding} is out of range")
+        if not -128 <= desc.pad_value <= 127:
+            problems.append(f"pad value {desc.pad_value} is not int8")
     if any(not 1 <= d <= 0xFFFF for d in dims):
         problems.append("a dimension is 0 or above 65535")
     if any(not -255 <= o <= 255 for o in offsets):

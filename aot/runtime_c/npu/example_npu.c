@@ -68,9 +68,26 @@ static int32_t multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, i
   return rounding_divide_by_pot(srdhm(wrap32((int64_t)x * (1ll << left)), multiplier), right);
 }
 
+static void channel_requant(const struct aot_npu_requant* rq, uint32_t channel,
+                            int32_t* multiplier, int* shift) {
+  if (rq->mode == AOT_NPU_REQUANT_PER_CHANNEL) {
+    *multiplier = rq->multiplier[channel];
+    *shift = rq->shift[channel];
+  } else if (rq->mode == AOT_NPU_REQUANT_PACKED) {
+    uint32_t word = (uint32_t)rq->multiplier[channel];
+    *multiplier = (int32_t)((word & AOT_NPU_PACKED_MULTIPLIER_MASK) | (1u << 30));
+    *shift = (int)(word >> 30) + rq->shift0;
+  } else {
+    *multiplier = rq->multiplier0;
+    *shift = rq->shift0;
+  }
+}
+
 static int8_t requantize(int64_t acc, const struct aot_npu_requant* rq, uint32_t channel) {
-  int32_t scaled = multiply_by_quantized_multiplier(wrap32(acc), rq->multiplier[channel],
-                                                    rq->shift[channel], rq->rounding);
+  int32_t multiplier;
+  int shift;
+  channel_requant(rq, channel, &multiplier, &shift);
+  int32_t scaled = multiply_by_quantized_multiplier(wrap32(acc), multiplier, shift, rq->rounding);
   int64_t value = (int64_t)scaled + rq->output_offset;
   if (value < rq->act_min) {
     value = rq->act_min;
@@ -103,12 +120,24 @@ static aot_error_t check_requant(const struct aot_npu_requant* rq, uint32_t chan
   if (rq->output_offset < -128 || rq->output_offset > 127) {
     return AOT_ERR_NPU_BAD_DESCRIPTOR;
   }
-  if (!in_region(rq->multiplier, 4ull * channels, 4) || !in_region(rq->shift, channels, 1)) {
-    return AOT_ERR_NPU_ADDRESS_OUT_OF_REGION;
+  if (rq->mode == AOT_NPU_REQUANT_PER_CHANNEL) {
+    if (!in_region(rq->multiplier, 4ull * channels, 4) || !in_region(rq->shift, channels, 1)) {
+      return AOT_ERR_NPU_ADDRESS_OUT_OF_REGION;
+    }
+  } else if (rq->mode == AOT_NPU_REQUANT_PACKED) {
+    if (!in_region(rq->multiplier, 4ull * channels, 4)) {
+      return AOT_ERR_NPU_ADDRESS_OUT_OF_REGION;
+    }
+  } else if (rq->mode != AOT_NPU_REQUANT_PER_TENSOR) {
+    return AOT_ERR_NPU_BAD_DESCRIPTOR;
   }
+  /* Every channel's shift in range: the single-rounding shift needs 31 - shift >= 1. */
   int max_shift = rq->rounding == AOT_NPU_ROUNDING_SINGLE ? 30 : 31;
   for (uint32_t c = 0; c < channels; ++c) {
-    if (rq->shift[c] < -31 || rq->shift[c] > max_shift || rq->multiplier[c] < 0) {
+    int32_t multiplier;
+    int shift;
+    channel_requant(rq, c, &multiplier, &shift);
+    if (shift < -31 || shift > max_shift || multiplier < 0) {
       return AOT_ERR_NPU_BAD_DESCRIPTOR;
     }
   }
@@ -121,7 +150,8 @@ static aot_error_t check_conv2d(const struct aot_npu_conv2d* d, int depthwise) {
   if (d->batches == 0 || d->in_h == 0 || d->in_w == 0 || d->in_c == 0 || d->out_h == 0 ||
       d->out_w == 0 || d->out_c == 0 || d->k_h == 0 || d->k_w == 0 || d->stride_h == 0 ||
       d->stride_w == 0 || d->dilation_h == 0 || d->dilation_w == 0 ||
-      d->depth_multiplier == 0 || !offset_ok(d->input_offset)) {
+      d->depth_multiplier == 0 || !offset_ok(d->input_offset) || d->pad_value < -128 ||
+      d->pad_value > 127) {
     return AOT_ERR_NPU_BAD_DESCRIPTOR;
   }
   /* Every dimension below 2^16 keeps each index product below 2^64. */
@@ -166,7 +196,8 @@ static aot_error_t check_fully_connected(const struct aot_npu_fully_connected* d
 /* -- kernels ------------------------------------------------------------------------ */
 
 /* reference_integer_ops::ConvPerChannel and DepthwiseConvPerChannel in one loop nest:
- * a depthwise output channel o reads input channel o / depth_multiplier only. */
+ * a depthwise output channel o reads input channel o / depth_multiplier only. A tap
+ * outside the image reads pad_value (see the header). */
 static void run_conv2d(const struct aot_npu_conv2d* d, int depthwise) {
   const uint32_t taps_c = depthwise ? 1u : d->in_c;
   for (uint32_t b = 0; b < d->batches; ++b) {
@@ -176,19 +207,15 @@ static void run_conv2d(const struct aot_npu_conv2d* d, int depthwise) {
           int64_t acc = 0;
           for (uint32_t ky = 0; ky < d->k_h; ++ky) {
             int64_t iy = (int64_t)oy * d->stride_h - d->pad_top + (int64_t)ky * d->dilation_h;
-            if (iy < 0 || iy >= (int64_t)d->in_h) {
-              continue;
-            }
             for (uint32_t kx = 0; kx < d->k_w; ++kx) {
               int64_t ix =
                   (int64_t)ox * d->stride_w - d->pad_left + (int64_t)kx * d->dilation_w;
-              if (ix < 0 || ix >= (int64_t)d->in_w) {
-                continue;
-              }
-              size_t pixel = (((size_t)b * d->in_h + (size_t)iy) * d->in_w + (size_t)ix);
+              int inside = iy >= 0 && iy < (int64_t)d->in_h && ix >= 0 && ix < (int64_t)d->in_w;
+              size_t pixel =
+                  inside ? ((size_t)b * d->in_h + (size_t)iy) * d->in_w + (size_t)ix : 0u;
               for (uint32_t c = 0; c < taps_c; ++c) {
                 uint32_t ic = depthwise ? o / d->depth_multiplier : c;
-                int32_t x = d->input[pixel * d->in_c + ic];
+                int32_t x = inside ? d->input[pixel * d->in_c + ic] : d->pad_value;
                 int32_t w = depthwise
                                 ? d->weights[((size_t)ky * d->k_w + kx) * d->out_c + o]
                                 : d->weights[(((size_t)o * d->k_h + ky) * d->k_w + kx) *

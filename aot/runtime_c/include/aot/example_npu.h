@@ -53,10 +53,25 @@ struct aot_npu_desc_header {
   uint16_t size; /* sizeof the whole descriptor */
 };
 
-/* Requantization of the int32 accumulator to int8, per output channel. */
+/* How a descriptor holds its per-channel requantization: the three forms the int8
+ * importer emits (docs/int8.md), so the model's own constants are used as they are. */
+typedef enum {
+  AOT_NPU_REQUANT_PER_TENSOR = 0,  /* multiplier0 and shift0 for every channel */
+  AOT_NPU_REQUANT_PER_CHANNEL = 1, /* multiplier[c] and shift[c] */
+  AOT_NPU_REQUANT_PACKED = 2,      /* multiplier[c] packs both; shift0 is the base shift */
+} aot_npu_requant_mode_t;
+
+/* Packed form: bits 0-29 are the multiplier's low bits (bit 30 is implied, the
+ * multiplier being in [2^30, 2^31)), bits 30-31 the shift minus shift0. */
+#define AOT_NPU_PACKED_MULTIPLIER_MASK 0x3FFFFFFFu
+
+/* Requantization of the int32 accumulator to int8. */
 struct aot_npu_requant {
-  const int32_t* multiplier; /* [out_c], Q31 in [2^30, 2^31) or 0 */
-  const int8_t* shift;       /* [out_c], left-shift exponent (negative: right shift) */
+  uint32_t mode;             /* aot_npu_requant_mode_t */
+  const int32_t* multiplier; /* [out_c] (per channel, packed), else NULL */
+  const int8_t* shift;       /* [out_c] (per channel), else NULL */
+  int32_t multiplier0;       /* per tensor: Q31 in [2^30, 2^31) or 0 */
+  int32_t shift0;            /* per tensor: left-shift exponent (negative: right); packed: base */
   int32_t output_offset;     /* output zero point */
   int32_t act_min;           /* fused activation clamp, within [-128, 127] */
   int32_t act_max;
@@ -75,9 +90,14 @@ struct aot_npu_conv2d {
   uint32_t k_h, k_w;
   uint32_t stride_h, stride_w;
   uint32_t dilation_h, dilation_w;
-  uint32_t pad_top, pad_left; /* taps outside the image are skipped, as TFLite does */
-  uint32_t depth_multiplier;  /* depthwise: out_c = in_c * depth_multiplier; conv: 1 */
-  int32_t input_offset;       /* minus the input zero point */
+  uint32_t pad_top, pad_left;
+  uint32_t depth_multiplier; /* depthwise: out_c = in_c * depth_multiplier; conv: 1 */
+  /* Each tap adds (x + input_offset) * w, where x is pad_value for a tap outside the
+   * image. TFLite's form: input_offset = -zero point, pad_value = zero point (padding
+   * adds 0). With the zero point folded into the bias (-zp * sum(w) per channel):
+   * input_offset = 0, pad_value = zero point. */
+  int32_t input_offset;
+  int32_t pad_value; /* an int8 */
   struct aot_npu_requant requant;
 };
 
