@@ -20,8 +20,10 @@ from aot.backends.base import (
 )
 from aot.backends.cpu import CpuBackend
 from aot.backends.ethos_u import EthosUBackend  # registers ethos-u55-*; Vela loads lazily
+from aot.backends.example_npu import ExampleNpu
 
 backends.add(CPU_TARGET, CpuBackend)
+backends.add(ExampleNpu.name, ExampleNpu)
 
 __all__ = [
     "CPU_TARGET",

@@ -262,6 +262,15 @@ class Board:
             if self.ticks.instructions_per_tick is not None:
                 # no "u": the port's assembly pads a loop with this many nops
                 defines["AOT_TICKS_INSTRUCTIONS_PER_TICK"] = str(self.ticks.instructions_per_tick)
+        # Each accelerator's reachable memories, for its device model or driver:
+        # AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE / _SIZE, ... and AOT_ACCEL_<NAME>_MEMORIES.
+        for accelerator in self.accelerators:
+            prefix = "AOT_ACCEL_" + re.sub(r"\W", "_", accelerator.name).upper()
+            defines[f"{prefix}_MEMORIES"] = f"{len(accelerator.memories)}u"
+            for index, memory in enumerate(accelerator.memories):
+                region = self.region(memory)
+                defines[f"{prefix}_MEMORY{index}_BASE"] = f"0x{region.base:08X}u"
+                defines[f"{prefix}_MEMORY{index}_SIZE"] = f"0x{region.size:08X}u"
         return defines
 
 

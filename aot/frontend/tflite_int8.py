@@ -235,7 +235,11 @@ class _Importer:
         call = bb.call_te(fn, *args, primfunc_name_hint=name, **kwargs)
         # Parameters baked into the compute only: structurally equal PrimFuncs (which the
         # BlockBuilder shares between calls) then carry equal attributes.
-        self.operator_attrs[call.args[0].name_hint] = (name, _typed_params(fn, args, kwargs))
+        params = _typed_params(fn, args, kwargs)
+        # The rounding of MultiplyByQuantizedMultiplier is baked into the compute too; an
+        # accelerator must round the same way (docs/int8.md, "Rounding").
+        params["rounding"] = "single" if fp.single_rounding() else "double"
+        self.operator_attrs[call.args[0].name_hint] = (name, params)
         index = self.op_index
         span = ir.Span(ir.SourceName(SOURCE_OPERATOR_SPAN), index, index, 0, 0)
         return bb.emit(relax.Call(call.op, call.args, call.attrs, call.ty_args, span))

@@ -233,7 +233,7 @@ def program(cases: list[Case], *, region_slack: int = 0, preamble: str = "") -> 
     under sanitizers fast."""
     head = [
         "#include <stdio.h>", "#include <stdint.h>", "#include <string.h>",
-        '#include "aot/example_npu.h"', "",
+        '#include "example_npu.h"', "",
     ]  # fmt: skip
     arrays: list[str] = []
     functions: list[str] = []
@@ -293,7 +293,8 @@ def build_and_run(source: str, tmp: Path, flags: list[str], name: str = "npu") -
     exe = tmp / name
     subprocess.run(
         ["gcc", "-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", *flags,
-         f"-I{RUNTIME / 'include'}", str(c_file), str(DEVICE_SOURCE), "-o", str(exe)],
+         f"-I{RUNTIME / 'include'}", f"-I{RUNTIME / 'npu'}", str(c_file), str(DEVICE_SOURCE),
+         "-o", str(exe)],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     run = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60)

@@ -138,8 +138,9 @@ def test_device_model_cross_compiles(cpu: str, tmp_path: Path) -> None:
     """The firmware builds it with the region from board data as defines."""
     subprocess.run(
         ["arm-none-eabi-gcc", "-std=c99", "-Os", "-Wall", "-Wextra", "-Werror", "-mthumb",
-         f"-mcpu={cpu}", f"-I{RUNTIME / 'include'}", "-DAOT_EXAMPLE_NPU_REGION_BASE=0x21000000u",
-         "-DAOT_EXAMPLE_NPU_REGION_SIZE=0x1000000u", "-c", str(DEVICE_SOURCE),
+         f"-mcpu={cpu}", f"-I{RUNTIME / 'include'}", f"-I{RUNTIME / 'npu'}",
+         "-DAOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE=0x21000000u",
+         "-DAOT_ACCEL_EXAMPLE_NPU_MEMORY0_SIZE=0x1000000u", "-c", str(DEVICE_SOURCE),
          "-o", str(tmp_path / "npu.o")],
         check=True, capture_output=True, text=True,
     )  # fmt: skip

@@ -1,0 +1,263 @@
+"""The example NPU backend: int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED on a
+device model that runs under QEMU (``aot/runtime_c/npu/example_npu.c``).
+
+The walk-through of this file is in docs/accelerators.md. In short: ``patterns`` claims
+the importer's three operator kinds when the device can run them; ``lower`` turns a region
+(a run of neighbouring claimed operators) into one descriptor per operator, wiring each
+operand to a region parameter, a region output or a slice of the step's scratch (for
+tensors that live only inside the region); ``emit`` prints a function that writes the
+descriptors and submits the stream, called from ``run()``; ``runtime`` adds the device
+model to the firmware with the memory region the board declares for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aot.backends.base import (
+    Artifact,
+    Backend,
+    EmitContext,
+    EmittedCode,
+    OperatorInfo,
+    OperatorPattern,
+    Region,
+    RuntimeFiles,
+)
+from aot.backends.example_npu.descriptors import (
+    Conv2D,
+    Descriptor,
+    FullyConnected,
+    Operands,
+    Requant,
+    c_initializer,
+    c_type,
+    validate,
+)
+from aot.errors import UnsupportedError
+
+RUNTIME_C = Path(__file__).resolve().parents[2] / "runtime_c"
+CONV, DEPTHWISE, DENSE = "conv2d_int8", "depthwise_conv2d_int8", "fully_connected_int8"
+
+
+def descriptor(op: OperatorInfo) -> Descriptor:
+    """The descriptor of one claimed operator, from its typed parameters."""
+    p = op.params
+    operands = p["operands"]
+    if "multiplier" not in operands:
+        rq_mode, m0, s0 = "per_tensor", p["multiplier"], p["shift"]
+    elif "packed_shift_base" in p:
+        rq_mode, m0, s0 = "packed", 0, p["packed_shift_base"]
+    else:
+        rq_mode, m0, s0 = "per_channel", 0, 0
+    requant = Requant(rq_mode, p["output_zp"], p["act_min"], p["act_max"], p["rounding"], m0, s0)
+    # A zero point folded into the bias by the importer is not subtracted per tap again.
+    input_offset = 0 if p["zero_point_in_bias"] else -p["input_zp"]
+    data, weights = op.inputs[0].shape, op.inputs[1].shape
+    if op.kind == DENSE:
+        depth = weights[1]
+        return FullyConnected(
+            batches=int(np.prod(data)) // depth, depth=depth, out_c=weights[0],
+            input_offset=input_offset, weight_offset=-p["weight_zp"], requant=requant,
+        )  # fmt: skip
+    depthwise = op.kind == DEPTHWISE
+    out = op.output.shape
+    return Conv2D(
+        depthwise=depthwise, batches=data[0], in_h=data[1], in_w=data[2], in_c=data[3],
+        out_h=out[1], out_w=out[2], out_c=out[3], k_h=weights[1], k_w=weights[2],
+        stride=tuple(p["strides"]), dilation=tuple(p["dilation"]), padding=tuple(p["padding"]),
+        depth_multiplier=p.get("depth_multiplier", 1), input_offset=input_offset,
+        pad_value=p["input_zp"], requant=requant,
+    )  # fmt: skip
+
+
+def takes(op: OperatorInfo) -> bool:
+    """Whether the device runs this operator: int8 NHWC, no grouped convolution, the
+    importer's parameters present, and every field in the descriptor's range."""
+    if "rounding" not in op.params or op.inputs[0].is_constant:
+        return False
+    if op.kind in (CONV, DEPTHWISE) and (len(op.inputs[0].shape) != 4 or op.output.dtype != "int8"):
+        return False
+    if op.kind == CONV and op.inputs[1].shape[3] != op.inputs[0].shape[3]:
+        return False  # grouped: the descriptor has no groups
+    return not validate(descriptor(op))
+
+
+@dataclass(frozen=True)
+class Stream:
+    """An artifact's payload: the descriptors and, per descriptor, where each of its
+    operands comes from: ("param", i), ("output", i) or ("scratch", byte offset)."""
+
+    descriptors: tuple[Descriptor, ...]
+    operands: tuple[dict[str, tuple[str, int]], ...]
+    param_types: tuple[str, ...]
+    output_count: int
+
+
+class ExampleNpu(Backend):
+    name = "example-npu"
+    description = "the example NPU: a device model under QEMU running int8 command streams"
+    alignment = 16
+
+    def patterns(self) -> Sequence[OperatorPattern]:
+        return (
+            OperatorPattern("conv2d", (CONV,), takes),
+            OperatorPattern("depthwise_conv2d", (DEPTHWISE,), takes),
+            OperatorPattern("fully_connected", (DENSE,), takes),
+        )
+
+    def lower(self, region: Region, ctx: Any = None) -> Artifact:
+        flows = _dataflow(region.function, region.operators)
+        if len(flows.calls) != len(region.operators):
+            raise UnsupportedError(f"region {region.symbol}: calls and operators disagree")
+        descriptors = tuple(descriptor(op) for op in region.operators)
+        # Tensors produced and consumed inside the region live in the step's scratch, each
+        # for its lifetime (first fit; the descriptors run in order).
+        last_use: dict[int, int] = {}
+        for index, refs in enumerate(flows.calls):
+            for kind, value in refs.values():
+                if kind == "op":
+                    last_use[value] = index
+        placed: list[tuple[int, int, int, int]] = []  # start, end, offset, size
+        where: dict[int, tuple[str, int]] = {}
+        for index, op in enumerate(region.operators):
+            if index in flows.outputs:
+                where[index] = ("output", flows.outputs[index])
+                continue
+            size = -(-op.output.size_bytes // self.alignment) * self.alignment
+            end = last_use.get(index, index)
+            offset = 0
+            for start2, end2, offset2, size2 in sorted(placed, key=lambda p: p[2]):
+                overlaps = start2 <= end and index <= end2
+                if overlaps and offset < offset2 + size2 and offset2 < offset + size:
+                    offset = offset2 + size2
+            placed.append((index, end, offset, size))
+            where[index] = ("scratch", offset)
+        operands = tuple(
+            {name: where[v] if k == "op" else ("param", v) for name, (k, v) in refs.items()}
+            | {"output": where[index]}
+            for index, refs in enumerate(flows.calls)
+        )
+        stream = Stream(
+            descriptors, operands, tuple(p.dtype for p in region.params), len(region.outputs)
+        )
+        scratch = max((o + s for _, _, o, s in placed), default=0)
+        return Artifact(region.symbol, payload=stream, scratch_bytes=scratch)
+
+    def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
+        stream: Stream = artifact.payload
+        params = [
+            f"const {t}* p{i}" for i, t in enumerate(ctx.arg_types[: len(stream.param_types)])
+        ]
+        outputs = [f"int8_t* o{i}" for i in range(stream.output_count)]
+        signature = ", ".join([*params, *outputs, *(["uint8_t* scratch"] if ctx.scratch else [])])
+        symbol = artifact.symbol
+        body = [f"int32_t {symbol}({signature or 'void'}) {{"]
+        statics = []
+        for index, (desc, refs) in enumerate(zip(stream.descriptors, stream.operands)):
+            exprs = {name: _pointer(ref, name) for name, ref in refs.items()}
+            exprs = _named_operands(exprs)
+            statics.append(f"static struct {c_type(desc)} {symbol}_d{index};")
+            initializer = c_initializer(desc, Operands(**exprs)).replace("\n", "\n  ")
+            body.append(f"  {symbol}_d{index} = (struct {c_type(desc)}){initializer};")
+        headers = ", ".join(f"&{symbol}_d{i}.header" for i in range(len(stream.descriptors)))
+        count = len(stream.descriptors)
+        body += [
+            f"  static const struct aot_npu_desc_header* const list[{count}] = {{{headers}}};",
+            "  static const struct aot_npu_stream stream = {AOT_NPU_STREAM_MAGIC, "
+            f"AOT_NPU_STREAM_VERSION, {count}u, list}};",
+            "  return (int32_t)aot_npu_submit(&stream);",
+            "}",
+        ]
+        args = [*ctx.args, *([f"(uint8_t*)(void*)({ctx.scratch})"] if ctx.scratch else [])]
+        call = (
+            "{",
+            f"  int32_t err = {symbol}({', '.join(args)});",
+            "  if (err != 0) return err;",
+            "}",
+        )
+        return EmittedCode(
+            call=call,
+            functions=("\n".join([*statics, *body]),),
+            prototypes=(f"int32_t {symbol}({signature or 'void'});",),
+            includes=('"example_npu.h"',),
+        )
+
+    def runtime(self) -> RuntimeFiles:
+        # The device's region is board data: Board.c_defines() gives the project
+        # AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE/_SIZE from the board's accelerator entry.
+        return RuntimeFiles(
+            sources=(RUNTIME_C / "npu" / "example_npu.c",),
+            headers=(RUNTIME_C / "npu" / "example_npu.h",),
+        )
+
+
+# Operand names in the importer's call order -> descriptor fields.
+_FIELDS = {"data": "input", "weight": "weights", "bias": "bias", "multiplier": "multiplier",
+           "shift": "shift", "output": "output"}  # fmt: skip
+
+
+def _named_operands(exprs: dict[str, str]) -> dict[str, str]:
+    return {_FIELDS[name]: expr for name, expr in exprs.items()}
+
+
+def _pointer(ref: tuple[str, int], name: str) -> str:
+    kind, value = ref
+    if kind == "param":
+        return f"p{value}"
+    if kind == "output":
+        return f"o{value}"
+    ctype = "int8_t" if name in ("data", "output") else "int32_t"
+    return f"({ctype}*)(void*)(scratch + {value})"
+
+
+@dataclass
+class _Flows:
+    calls: list[dict[str, tuple[str, int]]]  # per operator: operand -> ("param"|"op", i)
+    outputs: dict[int, int]  # operator index -> region output index
+
+
+def _dataflow(function: Any, operators: Sequence[OperatorInfo]) -> _Flows:
+    """Where each operator's operands come from in a region function: its parameters or
+    an earlier operator's result (through the Composite function around each call_tir).
+    Operators are in binding order, as ``Region.operators``; their ``params["operands"]``
+    name the call_tir's arguments."""
+    from tvm import relax
+
+    refs: dict[Any, tuple[str, int]] = {p: ("param", i) for i, p in enumerate(function.params)}
+    local: dict[Any, Any] = {}
+    calls: list[dict[str, tuple[str, int]]] = []
+    for block in function.body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, relax.Function):
+                local[binding.var] = value
+                continue
+            if value in refs:  # an alias
+                refs[binding.var] = refs[value]
+                continue
+            composite = local.get(value.op, value.op)
+            outer = dict(zip(composite.params, (refs[a] for a in value.args), strict=True))
+            inner = _call_tir(composite)
+            args = list(getattr(inner.args[1], "fields", [inner.args[1]]))
+            if len(calls) >= len(operators):
+                raise UnsupportedError("a region holds more calls than operators")
+            names = operators[len(calls)].params["operands"]
+            calls.append(dict(zip(names, (outer[a] for a in args), strict=True)))
+            refs[binding.var] = ("op", len(calls) - 1)
+    result = function.body.body
+    fields = list(getattr(result, "fields", [result]))
+    return _Flows(calls, {refs[f][1]: i for i, f in enumerate(fields)})
+
+
+def _call_tir(composite: Any) -> Any:
+    for block in composite.body.blocks:
+        for binding in block.bindings:
+            if getattr(binding.value.op, "name", None) == "relax.call_tir":
+                return binding.value
+    raise UnsupportedError("a Composite function of the example NPU has no call_tir")

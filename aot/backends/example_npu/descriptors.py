@@ -1,6 +1,6 @@
 """Descriptors of the example NPU's command stream, and their C text.
 
-The Python mirror of ``aot/runtime_c/include/aot/example_npu.h``: one frozen dataclass
+The Python mirror of ``aot/runtime_c/npu/example_npu.h``: one frozen dataclass
 per descriptor kind with the shapes and requantization the backend computes at build
 time. ``c_initializer`` prints a descriptor as a C99 designated initializer whose operand
 fields are C expressions the caller chooses (constant symbols, pool offsets, or run-time

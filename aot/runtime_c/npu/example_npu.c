@@ -11,12 +11,16 @@
  * targets (gcc, clang, arm-none-eabi-gcc); the int32 accumulator wraps modulo 2^32 like
  * TFLite's in practice, computed without signed overflow.
  */
-#include "aot/example_npu.h"
+#include "example_npu.h"
 
-#ifndef AOT_EXAMPLE_NPU_REGION_BASE
+/* The region comes from board data (aot.boards.Board.c_defines: the first memory the
+ * board's `accelerators: [{name: example-npu, ...}]` entry reaches). Without it the
+ * device is unconfigured until aot_npu_configure(). */
+#if defined(AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE) && defined(AOT_ACCEL_EXAMPLE_NPU_MEMORY0_SIZE)
+#define AOT_EXAMPLE_NPU_REGION_BASE AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE
+#define AOT_EXAMPLE_NPU_REGION_SIZE AOT_ACCEL_EXAMPLE_NPU_MEMORY0_SIZE
+#else
 #define AOT_EXAMPLE_NPU_REGION_BASE 0u
-#endif
-#ifndef AOT_EXAMPLE_NPU_REGION_SIZE
 #define AOT_EXAMPLE_NPU_REGION_SIZE 0u
 #endif
 

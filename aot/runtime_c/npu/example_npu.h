@@ -122,9 +122,9 @@ struct aot_npu_stream {
   const struct aot_npu_desc_header* const* descriptors; /* count entries */
 };
 
-/* Sets the memory region the device can reach. Firmware normally need not call it: the
- * project defines AOT_EXAMPLE_NPU_REGION_BASE and AOT_EXAMPLE_NPU_REGION_SIZE from the
- * board's accelerator memory. A size of 0 leaves the device unconfigured. */
+/* Sets the memory region the device can reach. Firmware need not call it: the project
+ * defines AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE and _SIZE from the board's accelerator
+ * entry (aot.boards.Board.c_defines). A size of 0 leaves the device unconfigured. */
 void aot_npu_configure(uintptr_t region_base, size_t region_size);
 
 /* Runs a stream to completion. AOT_OK, or the first failing descriptor's error:
