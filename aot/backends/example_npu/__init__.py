@@ -100,7 +100,7 @@ class Stream:
 
 
 class ExampleNpu(Backend):
-    name = "example-npu"
+    name = "example_npu"
     description = "the example NPU: a device model under QEMU running int8 command streams"
     alignment = 16
 

@@ -14,7 +14,7 @@
 #include "example_npu.h"
 
 /* The region comes from board data (aot.boards.Board.c_defines: the first memory the
- * board's `accelerators: [{name: example-npu, ...}]` entry reaches). Without it the
+ * board's `accelerators: [{name: example_npu, ...}]` entry reaches). Without it the
  * device is unconfigured until aot_npu_configure(). */
 #if defined(AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE) && defined(AOT_ACCEL_EXAMPLE_NPU_MEMORY0_SIZE)
 #define AOT_EXAMPLE_NPU_REGION_BASE AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE

@@ -1,0 +1,103 @@
+"""Acceptance: kws_ref_model and vww_96_int8 on the example NPU, under QEMU, bit-exact.
+
+Each model is built with ``--accelerator example_npu`` for mps2_an386 and mps3_an547,
+with its pool and its constants in the one memory the board's YAML says the NPU reaches;
+the reference input must give the recorded LiteRT output exactly. ``metadata.json`` must
+put every CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED on the NPU and every buffer in the
+NPU's memory. A firmware whose device model is given another region must fail the run
+with AOT_ERR_NPU_ADDRESS_OUT_OF_REGION: the device model does check.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aot.boards import load_board
+from aot.builder import run_make
+from aot.errors import AotError
+from aot.library import read_metadata
+from aot.testing import run_tflite_reference
+from aot.testing.harness import build, random_inputs, run_many
+from aot.testing.shared import mlperf_tiny
+
+pytestmark = [pytest.mark.emulator, pytest.mark.toolchain]
+
+NPU = "example_npu"
+NPU_KINDS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"}
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    for tool in ("arm-none-eabi-gcc", "make", "qemu-system-arm"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed (scripts/setup.sh installs it)")
+
+
+def build_on_npu(model: str, board: str, out: Path) -> tuple[Path, str]:
+    memory = load_board(board).accelerator(NPU).memories[0]
+    folder = build(
+        mlperf_tiny(model), out, board, "--accelerator", NPU, "--name", "m",
+        "--pool", f"{memory}:1M:cpu,{NPU}", "--constants-memory", memory, "--io-in-pool",
+    )  # fmt: skip
+    return folder, memory
+
+
+@pytest.mark.parametrize("board", ["mps2_an386", "mps3_an547"])
+@pytest.mark.parametrize("model", ["kws_ref_model", "vww_96_int8"])
+def test_model_on_the_npu_is_bit_exact(model: str, board: str, tmp_path: Path) -> None:
+    folder, memory = build_on_npu(model, board, tmp_path / "out")
+    batches = [[np.load(mlperf_tiny(model, ".input.npy"))]]
+    expected = [np.load(mlperf_tiny(model, ".output.npy"))]
+    if model == "kws_ref_model":  # cheap enough for a few seeded random inputs too
+        extra = random_inputs(read_metadata(folder)["inputs"], 3, seed=10)
+        batches += extra
+        expected += [run_tflite_reference(mlperf_tiny(model), b)[0] for b in extra]
+    for index, (outputs, want) in enumerate(zip(run_many(folder, batches), expected)):
+        np.testing.assert_array_equal(outputs[0], want, err_msg=f"input {index}")
+
+    metadata = read_metadata(folder)
+    placed = {}
+    for op in metadata["operators"]:
+        for source in op["source_operators"]:
+            placed[source["index"]] = (source["type"], op["backend"])
+    assert placed, "no operators in metadata.json"
+    for index, (kind, backend) in placed.items():
+        assert backend == (NPU if kind in NPU_KINDS else "cpu"), f"{kind} #{index} on {backend}"
+    pools = {p["name"] for p in _pools(metadata)}
+    assert pools == {memory}
+    assert {b["pool"] for b in metadata["memory"]["buffers"]} == {memory}
+    assert metadata["constants"]["memory"] == memory
+
+
+def _pools(metadata: dict) -> list[dict]:
+    pools = metadata["memory"]["pools"]
+    return pools if isinstance(pools, list) else [pools]
+
+
+def test_a_buffer_outside_the_npu_region_fails_the_run(tmp_path: Path) -> None:
+    """The same kws firmware, its device model told that it reaches only the block RAM:
+    every operand is then outside and the first NPU step fails with the named code."""
+    folder, _ = build_on_npu("kws_ref_model", "mps2_an386", tmp_path / "out")
+    blockram = load_board("mps2_an386").region("blockram")
+    config = folder / "project" / "config.mk"
+    text = config.read_text()
+    text = re.sub(
+        r"AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE=\w+", f"AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE="
+        f"0x{blockram.base:08X}u", text,
+    )  # fmt: skip
+    text = re.sub(
+        r"AOT_ACCEL_EXAMPLE_NPU_MEMORY0_SIZE=\w+",
+        f"AOT_ACCEL_EXAMPLE_NPU_MEMORY0_SIZE=0x{blockram.size:08X}u",
+        text,
+    )
+    assert text != config.read_text()
+    config.write_text(text)
+    run_make(folder / "project")
+    inputs = [np.load(mlperf_tiny("kws_ref_model", ".input.npy"))]
+    with pytest.raises(AotError, match="AOT_ERR_NPU_ADDRESS_OUT_OF_REGION"):
+        run_many(folder, [inputs])
