@@ -39,7 +39,6 @@ from aot.backends.example_npu.descriptors import (
     c_type,
     validate,
 )
-from aot.errors import UnsupportedError
 
 RUNTIME_C = Path(__file__).resolve().parents[2] / "runtime_c"
 CONV, DEPTHWISE, DENSE = "conv2d_int8", "depthwise_conv2d_int8", "fully_connected_int8"
@@ -95,7 +94,7 @@ class Stream:
 
     descriptors: tuple[Descriptor, ...]
     operands: tuple[dict[str, tuple[str, int]], ...]
-    param_types: tuple[str, ...]
+    param_count: int
     output_count: int
 
 
@@ -112,22 +111,23 @@ class ExampleNpu(Backend):
         )
 
     def lower(self, region: Region, ctx: Any = None) -> Artifact:
-        flows = _dataflow(region.function, region.operators)
-        if len(flows.calls) != len(region.operators):
-            raise UnsupportedError(f"region {region.symbol}: calls and operators disagree")
+        outputs = _region_outputs(region.function)
+        calls = [
+            dict(zip(op.params["operands"], op.wiring, strict=True)) for op in region.operators
+        ]
         descriptors = tuple(descriptor(op) for op in region.operators)
         # Tensors produced and consumed inside the region live in the step's scratch, each
         # for its lifetime (first fit; the descriptors run in order).
         last_use: dict[int, int] = {}
-        for index, refs in enumerate(flows.calls):
+        for index, refs in enumerate(calls):
             for kind, value in refs.values():
                 if kind == "op":
                     last_use[value] = index
         placed: list[tuple[int, int, int, int]] = []  # start, end, offset, size
         where: dict[int, tuple[str, int]] = {}
         for index, op in enumerate(region.operators):
-            if index in flows.outputs:
-                where[index] = ("output", flows.outputs[index])
+            if index in outputs:
+                where[index] = ("output", outputs[index])
                 continue
             size = -(-op.output.size_bytes // self.alignment) * self.alignment
             end = last_use.get(index, index)
@@ -141,27 +141,22 @@ class ExampleNpu(Backend):
         operands = tuple(
             {name: where[v] if k == "op" else ("param", v) for name, (k, v) in refs.items()}
             | {"output": where[index]}
-            for index, refs in enumerate(flows.calls)
+            for index, refs in enumerate(calls)
         )
-        stream = Stream(
-            descriptors, operands, tuple(p.dtype for p in region.params), len(region.outputs)
-        )
+        stream = Stream(descriptors, operands, len(region.params), len(region.outputs))
         scratch = max((o + s for _, _, o, s in placed), default=0)
         return Artifact(region.symbol, payload=stream, scratch_bytes=scratch)
 
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
         stream: Stream = artifact.payload
-        params = [
-            f"const {t}* p{i}" for i, t in enumerate(ctx.arg_types[: len(stream.param_types)])
-        ]
+        params = [f"const {t}* p{i}" for i, t in enumerate(ctx.arg_types[: stream.param_count])]
         outputs = [f"int8_t* o{i}" for i in range(stream.output_count)]
         signature = ", ".join([*params, *outputs, *(["uint8_t* scratch"] if ctx.scratch else [])])
         symbol = artifact.symbol
         body = [f"int32_t {symbol}({signature or 'void'}) {{"]
         statics = []
         for index, (desc, refs) in enumerate(zip(stream.descriptors, stream.operands)):
-            exprs = {name: _pointer(ref, name) for name, ref in refs.items()}
-            exprs = _named_operands(exprs)
+            exprs = {_FIELDS[name]: _pointer(ref) for name, ref in refs.items()}
             statics.append(f"static struct {c_type(desc)} {symbol}_d{index};")
             initializer = c_initializer(desc, Operands(**exprs)).replace("\n", "\n  ")
             body.append(f"  {symbol}_d{index} = (struct {c_type(desc)}){initializer};")
@@ -202,62 +197,29 @@ _FIELDS = {"data": "input", "weight": "weights", "bias": "bias", "multiplier": "
            "shift": "shift", "output": "output"}  # fmt: skip
 
 
-def _named_operands(exprs: dict[str, str]) -> dict[str, str]:
-    return {_FIELDS[name]: expr for name, expr in exprs.items()}
-
-
-def _pointer(ref: tuple[str, int], name: str) -> str:
+def _pointer(ref: tuple[str, int]) -> str:
+    """The C expression of an operand inside the step function (only int8 activations
+    live in the scratch)."""
     kind, value = ref
     if kind == "param":
         return f"p{value}"
     if kind == "output":
         return f"o{value}"
-    ctype = "int8_t" if name in ("data", "output") else "int32_t"
-    return f"({ctype}*)(void*)(scratch + {value})"
+    return f"(int8_t*)(void*)(scratch + {value})"
 
 
-@dataclass
-class _Flows:
-    calls: list[dict[str, tuple[str, int]]]  # per operator: operand -> ("param"|"op", i)
-    outputs: dict[int, int]  # operator index -> region output index
-
-
-def _dataflow(function: Any, operators: Sequence[OperatorInfo]) -> _Flows:
-    """Where each operator's operands come from in a region function: its parameters or
-    an earlier operator's result (through the Composite function around each call_tir).
-    Operators are in binding order, as ``Region.operators``; their ``params["operands"]``
-    name the call_tir's arguments."""
+def _region_outputs(function: Any) -> dict[int, int]:
+    """Operator index -> region output index: which operators' results the region
+    function returns (its bindings call one Composite function per operator, in order)."""
     from tvm import relax
 
-    refs: dict[Any, tuple[str, int]] = {p: ("param", i) for i, p in enumerate(function.params)}
-    local: dict[Any, Any] = {}
-    calls: list[dict[str, tuple[str, int]]] = []
+    produced: dict[Any, int] = {}
     for block in function.body.blocks:
         for binding in block.bindings:
             value = binding.value
             if isinstance(value, relax.Function):
-                local[binding.var] = value
                 continue
-            if value in refs:  # an alias
-                refs[binding.var] = refs[value]
-                continue
-            composite = local.get(value.op, value.op)
-            outer = dict(zip(composite.params, (refs[a] for a in value.args), strict=True))
-            inner = _call_tir(composite)
-            args = list(getattr(inner.args[1], "fields", [inner.args[1]]))
-            if len(calls) >= len(operators):
-                raise UnsupportedError("a region holds more calls than operators")
-            names = operators[len(calls)].params["operands"]
-            calls.append(dict(zip(names, (outer[a] for a in args), strict=True)))
-            refs[binding.var] = ("op", len(calls) - 1)
+            produced[binding.var] = produced[value] if value in produced else len(produced)
     result = function.body.body
     fields = list(getattr(result, "fields", [result]))
-    return _Flows(calls, {refs[f][1]: i for i, f in enumerate(fields)})
-
-
-def _call_tir(composite: Any) -> Any:
-    for block in composite.body.blocks:
-        for binding in block.bindings:
-            if getattr(binding.value.op, "name", None) == "relax.call_tir":
-                return binding.value
-    raise UnsupportedError("a Composite function of the example NPU has no call_tir")
+    return {produced[f]: i for i, f in enumerate(fields)}
