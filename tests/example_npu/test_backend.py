@@ -14,6 +14,7 @@ from aot.backends.example_npu import ExampleNpu, descriptor
 from aot.compiler import CompileOptions, compile_model
 from aot.frontend.tflite_int8 import import_tflite_int8
 from aot.partition import partition, region_operators
+from aot.planning.model import PoolSpec
 from aot.testing.shared import mlperf_tiny
 from aot.testing.tflite_builder import TFLiteModelBuilder
 
@@ -86,11 +87,9 @@ def test_descriptors_follow_the_importers_parameters() -> None:
 
 @pytest.mark.toolchain
 def test_emitted_library_compiles_with_the_device_model(tmp_path: Path) -> None:
-    compile_model(
-        mlperf_tiny("kws_ref_model"),
-        tmp_path,
-        CompileOptions(name="kws", accelerators=("example_npu",)),
-    )
+    pools = (PoolSpec("workspace", None, ("cpu", "example_npu")),)  # both reach it
+    options = CompileOptions(name="kws", pools=pools, accelerators=("example_npu",))
+    compile_model(mlperf_tiny("kws_ref_model"), tmp_path, options)
     src = tmp_path / "model" / "src"
     assert (src / "example_npu.c").is_file()
     kernels = (src / "aot_kws_kernels.c").read_text()
