@@ -38,11 +38,12 @@ def _tools() -> None:
             pytest.fail(f"{tool} is not installed (scripts/setup.sh installs it)")
 
 
-def build_on_npu(model: str, board: str, out: Path) -> tuple[Path, str]:
+def build_on_npu(model: str, board: str, out: Path, *extra: str) -> tuple[Path, str]:
     memory = load_board(board).accelerator(NPU).memories[0]
     folder = build(
         mlperf_tiny(model), out, board, "--accelerator", NPU, "--name", "m",
-        "--pool", f"{memory}:1M:cpu,{NPU}", "--constants-memory", memory, "--io-in-pool",
+        "--pool", f"{memory}:2M:cpu,{NPU}", "--constants-memory", memory, "--io-in-pool",
+        *extra,
     )  # fmt: skip
     return folder, memory
 
@@ -82,7 +83,7 @@ def _pools(metadata: dict) -> list[dict]:
 def test_a_buffer_outside_the_npu_region_fails_the_run(tmp_path: Path) -> None:
     """The same kws firmware, its device model told that it reaches only the block RAM:
     every operand is then outside and the first NPU step fails with the named code."""
-    folder, _ = build_on_npu("kws_ref_model", "mps2_an386", tmp_path / "out")
+    folder, _ = build_on_npu("kws_ref_model", "mps2_an386", tmp_path / "out", "--no-build")
     blockram = load_board("mps2_an386").region("blockram")
     config = folder / "project" / "config.mk"
     text = config.read_text()
@@ -101,3 +102,15 @@ def test_a_buffer_outside_the_npu_region_fails_the_run(tmp_path: Path) -> None:
     inputs = [np.load(mlperf_tiny("kws_ref_model", ".input.npy"))]
     with pytest.raises(AotError, match="AOT_ERR_NPU_ADDRESS_OUT_OF_REGION"):
         run_many(folder, [inputs])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["pretrainedResnet_quant", "ad01_int8"])
+def test_other_reference_models_are_bit_exact(model: str, tmp_path: Path) -> None:
+    """resnet's regions end in tensors that a CPU ADD reads too (region outputs and
+    branches); ad01 is fully connected layers only."""
+    folder, _ = build_on_npu(model, "mps2_an386", tmp_path / "out")
+    (outputs,) = run_many(folder, [[np.load(mlperf_tiny(model, ".input.npy"))]])
+    np.testing.assert_array_equal(outputs[0], np.load(mlperf_tiny(model, ".output.npy")))
+    backends = [op["backend"] for op in read_metadata(folder)["operators"]]
+    assert NPU in backends
