@@ -4,8 +4,9 @@ Each model is built with ``--accelerator example_npu`` for mps2_an386 and mps3_a
 aot choosing a pool and the constants memory from the one memory the board's YAML says
 the NPU reaches; the reference input must give the recorded LiteRT output exactly.
 ``metadata.json`` must put every CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED on the NPU
-and every buffer the NPU touches, and the constants, in the NPU's memory. A firmware whose device model is given another region must fail the run
-with AOT_ERR_NPU_ADDRESS_OUT_OF_REGION: the device model does check.
+and every buffer the NPU touches, and the constants, in the NPU's memory. A firmware whose
+device model is given another region must fail the run with
+AOT_ERR_NPU_ADDRESS_OUT_OF_REGION: the device model does check.
 """
 
 from __future__ import annotations
