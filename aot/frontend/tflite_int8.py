@@ -12,7 +12,8 @@ importer instead emits one ``call_tir`` per TFLite operator, each a TE compute f
 * multipliers, shifts, activation ranges and lookup tables are computed here, at import
   time, exactly as TFLite's ``Prepare`` computes them.
 
-The supported operators and their limits are listed in docs/int8.md.
+The supported operators and their limits are listed in docs/operators.md; the arithmetic
+is described in docs/int8.md.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from aot.frontend.validate import DAMAGED, validate
 from aot.ops import fixedpoint as fp
 
 FRONTEND_NAME = "aot-tflite-int8"
-DOCS = "docs/int8.md"
+# Per-operator dtypes and limits; docs/int8.md holds the arithmetic (rounding, folding).
+DOCS = "docs/operators.md"
 
 # Which MultiplyByQuantizedMultiplier rounding each operator's reference kernel uses in
 # ai-edge-litert 2.3.0 (found by bit-exact comparison; see docs/int8.md). Operators not

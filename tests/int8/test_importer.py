@@ -69,7 +69,7 @@ def test_unsupported_operator_names_op_index_and_docs() -> None:
     b.add_operator("RELU", inputs=[x], outputs=[y])
     b.add_operator("ABS", inputs=[y], outputs=[z])
     b.mark_output(z)
-    with pytest.raises(UnsupportedError, match=r"operator 1 \(ABS\).*docs/int8\.md"):
+    with pytest.raises(UnsupportedError, match=r"operator 1 \(ABS\).*docs/operators\.md"):
         import_tflite_int8(b.build())
 
 
