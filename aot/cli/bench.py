@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aot.cli.common import add_farm_options, add_json_option, farm_target
+from aot.cli.common import (
+    add_device_options,
+    add_farm_options,
+    add_json_option,
+    farm_target,
+)
 from aot.errors import ConfigError
 
 HELP = "time a built model: per inference and, with --profile builds, per operator"
@@ -70,19 +75,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE.svg",
         help="also write an SVG bar chart of the per-operator times",
     )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        help="seconds to wait for each reply of the device, positive (default: 120)",
-    )
-    parser.add_argument(
-        "--port",
-        help="serial port of a physical board, e.g. /dev/ttyACM0 (flashed first)",
-    )
-    parser.add_argument(
-        "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
-    )
+    add_device_options(parser)
     add_farm_options(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)

@@ -40,6 +40,25 @@ def progress_printer(quiet: bool = False):  # type: ignore[no-untyped-def]
     return progress
 
 
+def add_device_options(parser: argparse.ArgumentParser) -> None:
+    """How to reach the device: reply timeout, and the serial port of a physical board."""
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds to wait for each reply of the device, positive (default: 120)",
+    )
+    parser.add_argument(
+        "--port",
+        metavar="PORT",
+        help="serial port of a physical board, e.g. /dev/ttyACM0 or COM3 (required for those: "
+        "the board is flashed first, see 'aot flash')",
+    )
+    parser.add_argument(
+        "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
+    )
+
+
 def add_farm_options(parser: argparse.ArgumentParser) -> None:
     """--tracker/--key: run on a board borrowed from a farm ('aot serve') instead."""
     group = parser.add_argument_group("board farm (see docs/farm.md)")

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aot.cli.common import add_farm_options, add_json_option, farm_target
+from aot.cli.common import (
+    add_device_options,
+    add_farm_options,
+    add_json_option,
+    farm_target,
+)
 from aot.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -72,21 +77,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=1,
         help="inferences to time, at most what the firmware announces (default: 1)",
     )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        help="seconds to wait for each reply of the device, positive (default: 120)",
-    )
-    parser.add_argument(
-        "--port",
-        metavar="PORT",
-        help="serial port of a physical board, e.g. /dev/ttyACM0 or COM3 (required for those: "
-        "the board is flashed first, see 'aot flash')",
-    )
-    parser.add_argument(
-        "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
-    )
+    add_device_options(parser)
     add_farm_options(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)

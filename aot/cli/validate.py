@@ -6,7 +6,13 @@ import argparse
 import json
 import sys
 
-from aot.cli.common import add_farm_options, add_json_option, farm_target, progress_printer
+from aot.cli.common import (
+    add_device_options,
+    add_farm_options,
+    add_json_option,
+    farm_target,
+    progress_printer,
+)
 
 HELP = "check a built model on its board against the reference runtime"
 
@@ -80,18 +86,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="float outputs: least cosine similarity per input set (default: 0.9999)",
     )
     parser.add_argument("--save", metavar="DIR", help="write the failing input sets here")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        help="seconds to wait for each reply of the device, positive (default: 120)",
-    )
-    parser.add_argument(
-        "--port", metavar="PORT", help="serial port of a physical board (flashed first)"
-    )
-    parser.add_argument(
-        "--baud", type=int, metavar="RATE", help="baud rate of --port (default: the board's)"
-    )
+    add_device_options(parser)
     add_farm_options(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)

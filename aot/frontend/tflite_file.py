@@ -7,20 +7,14 @@ from pathlib import Path
 
 from aot.errors import ModelError, UnsupportedError
 from aot.frontend.model import Quantization, TensorSpec
-from aot.frontend.validate import validate
+from aot.frontend.validate import TENSOR_TYPES, validate
 
 TFLITE_IDENTIFIER = b"TFL3"
 
+# The TensorType codes aot computes with: TFLite's table (in validate.py) without the wide
+# unsigned types, which no TFLite kernel computes in.
 TFLITE_DTYPES = {
-    0: "float32",
-    1: "float16",
-    2: "int32",
-    3: "uint8",
-    4: "int64",
-    6: "bool",
-    7: "int16",
-    9: "int8",
-    10: "float64",
+    code: name for code, name in TENSOR_TYPES.items() if name not in ("uint16", "uint32", "uint64")
 }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,11 +10,9 @@ import pytest
 # The in-memory fake device lives with the protocol tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-# build(model_path, board, *extra) -> folder made by `aot build ... --profile`
-Builder = Callable[..., Path]
+from bench_helpers import Builder
 
 
 @pytest.fixture(scope="session")

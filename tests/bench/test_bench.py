@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE, Builder
+from bench_helpers import EXAMPLE, Builder
 from fake_device import FakeDevice, FakeTransport, add_one_model
 
 from aot.bench import PROFILE_TOLERANCE, BenchReport, OperatorProfile, bench_folder
