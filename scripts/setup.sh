@@ -25,6 +25,7 @@ PYTHON="${PYTHON:-python3}"
 # (Run from / so that the checkout itself does not shadow the installed package.)
 installed_from=$(cd / && "$PYTHON" -c 'import os, aot, tvm, tflite, onnx, onnxruntime, yaml
 import ai_edge_litert, jsonschema, serial, flatbuffers, xdist
+import cmsis_pack_manager, xmlschema, tornado, psutil, ethosu.vela
 print(os.path.dirname(os.path.dirname(os.path.realpath(aot.__file__))))' 2>/dev/null || true)
 if [ "$installed_from" != "$(pwd -P)" ]; then
   echo "setup: installing the aot Python package and its dependencies"
