@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from aot.planning import Buffer, MemoryPlan, Pool
 
@@ -46,3 +47,54 @@ def random_buffers(
             pools = (rng.choice(pool_names),)
         buffers.append(Buffer(f"t{i}", size, start, end, rng.choice([1, 4, 8, 16, 16, 32]), pools))
     return buffers
+
+
+def brute_force_height(buffers: list[Buffer]) -> int:
+    """Smallest raw height over every aligned offset assignment (tiny cases only)."""
+    best = sum(b.size + b.alignment for b in buffers)
+    offsets = [0] * len(buffers)
+
+    def place(k: int, height: int) -> None:
+        nonlocal best
+        if height >= best:
+            return
+        if k == len(buffers):
+            best = height
+            return
+        b = buffers[k]
+        for offset in range(0, best - b.size + 1, b.alignment):
+            clear = all(
+                not b.overlaps(buffers[j])
+                or offset + b.size <= offsets[j]
+                or offsets[j] + buffers[j].size <= offset
+                for j in range(k)
+            )
+            if clear:
+                offsets[k] = offset
+                place(k + 1, max(height, offset + b.size))
+
+    place(0, 0)
+    return best
+
+
+def brute_force_total(
+    buffers: Sequence[Buffer], pools: Sequence[Pool], fits: Callable[[Buffer, Pool], bool]
+) -> int | None:
+    """Least total height over every assignment of buffers to pools where ``fits`` holds,
+    each pool packed as tightly as possible; None when no assignment fits (tiny cases)."""
+    best = None
+    for assignment in itertools.product(range(len(pools)), repeat=len(buffers)):
+        total: int | None = 0
+        for k, pool in enumerate(pools):
+            inside = [b for b, a in zip(buffers, assignment) if a == k]
+            if not all(fits(b, pool) for b in inside):
+                total = None
+                break
+            height = brute_force_height(inside) if inside else 0
+            if pool.size is not None and height > pool.size:
+                total = None
+                break
+            total += height
+        if total is not None and (best is None or total < best):
+            best = total
+    return best

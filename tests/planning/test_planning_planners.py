@@ -18,7 +18,7 @@ from aot.planning import (
     validate_plan,
 )
 
-from .planning_helpers import assert_sound, random_buffers
+from .planning_helpers import assert_sound, brute_force_height, brute_force_total, random_buffers
 
 pytestmark = pytest.mark.unit
 
@@ -175,34 +175,6 @@ def test_random_graphs(seed: int) -> None:
         assert sizes["hill_climb"] <= sizes["greedy_by_size"]
 
 
-def _brute_force_height(buffers: list[Buffer]) -> int:
-    """Smallest raw height over every aligned offset assignment (tiny cases only)."""
-    best = sum(b.size + b.alignment for b in buffers)
-    offsets = [0] * len(buffers)
-
-    def place(k: int, height: int) -> None:
-        nonlocal best
-        if height >= best:
-            return
-        if k == len(buffers):
-            best = height
-            return
-        b = buffers[k]
-        for offset in range(0, best - b.size + 1, b.alignment):
-            clear = all(
-                not b.overlaps(buffers[j])
-                or offset + b.size <= offsets[j]
-                or offsets[j] + buffers[j].size <= offset
-                for j in range(k)
-            )
-            if clear:
-                offsets[k] = offset
-                place(k + 1, max(height, offset + b.size))
-
-    place(0, 0)
-    return best
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_optimal_matches_brute_force(seed: int) -> None:
     rng = random.Random(1000 + seed)
@@ -212,7 +184,7 @@ def test_optimal_matches_brute_force(seed: int) -> None:
     ]
     plan = plan_memory(buffers, [Pool("sram", None)], "optimal")
     alignment = max(b.alignment for b in buffers)
-    expected = -(-_brute_force_height(buffers) // alignment) * alignment
+    expected = -(-brute_force_height(buffers) // alignment) * alignment
     assert plan.total_size == expected
 
 
@@ -232,22 +204,9 @@ def test_optimal_matches_brute_force_with_two_pools(seed: int) -> None:
                 f"t{i}", rng.randrange(1, 7), start, min(5, start + rng.randrange(3)), 1, allowed
             )
         )
-    # Every assignment of buffers to pools, each pool packed as tightly as possible.
-    best = None
-    for assignment in itertools.product(range(2), repeat=len(buffers)):
-        total = 0
-        for k, pool in enumerate(pools):
-            inside = [b for b, a in zip(buffers, assignment) if a == k]
-            if any(b.pools is not None and pool.name not in b.pools for b in inside):
-                total = None
-                break
-            height = _brute_force_height(inside) if inside else 0
-            if pool.size is not None and height > pool.size:
-                total = None
-                break
-            total += height
-        if total is not None and (best is None or total < best):
-            best = total
+    best = brute_force_total(
+        buffers, pools, lambda b, pool: b.pools is None or pool.name in b.pools
+    )
     try:
         found = plan_memory(buffers, pools, "optimal").total_size
     except PlanningError:

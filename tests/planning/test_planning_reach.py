@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import pytest
@@ -20,8 +19,7 @@ from aot.planning import (
 )
 from aot.planning.model import MemoryPlan, PoolSpec
 
-from .planning_helpers import assert_sound
-from .test_planning_planners import _brute_force_height
+from .planning_helpers import assert_sound, brute_force_total
 
 pytestmark = pytest.mark.unit
 
@@ -224,20 +222,7 @@ def test_optimal_matches_brute_force_with_targets(seed: int) -> None:
                 targets=rng.choice([CPU, CPU, NPU, BOTH]),
             )
         )
-    best = None
-    for assignment in itertools.product(range(2), repeat=len(buffers)):
-        total = 0
-        for k, pool in enumerate(pools):
-            inside = [b for b, a in zip(buffers, assignment) if a == k]
-            height = _brute_force_height(inside) if inside else 0
-            if not all(pool.reaches(b) for b in inside) or (
-                pool.size is not None and height > pool.size
-            ):
-                total = None
-                break
-            total += height
-        if total is not None and (best is None or total < best):
-            best = total
+    best = brute_force_total(buffers, pools, lambda b, pool: pool.reaches(b))
     try:
         found = plan_memory(buffers, pools, "optimal").total_size
     except PlanningError:
