@@ -190,17 +190,7 @@ def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
         raise ConfigError(
             f"the model takes {len(specs)} input(s) ({names}); got {len(paths)} -i option(s)"
         )
-    arrays = []
-    for path, spec in zip(paths, specs, strict=True):
-        array = _read_npy(Path(path))
-        expected_shape = tuple(spec["shape"])
-        if array.dtype != np.dtype(spec["dtype"]) or array.shape != expected_shape:
-            raise ConfigError(
-                f"input {path} is a {array.dtype} array of shape {array.shape}; input "
-                f"'{spec['name']}' needs {spec['dtype']} of shape {expected_shape}"
-            )
-        arrays.append(array)
-    return arrays
+    return [read_input(path, spec) for path, spec in zip(paths, specs, strict=True)]
 
 
 def run_model(
