@@ -44,13 +44,24 @@ class FrontendTable:
 # says they are per-tensor, so "int8" alone means exactly that.
 _INT8 = "int8"
 _FUSED = "fused activation NONE, RELU, RELU6 or RELU_N1_TO_1"
+# Operators that copy or compare stored values: TFLite does not requantize them.
+_SAME_Q = "int8; inputs and outputs with one scale and zero point"
 
 # Each entry is read off the handler in tflite_int8.py: the ``expect`` dtypes,
 # ``per_tensor`` checks, options honoured and the shape checks it makes.
 INT8_OPERATORS: dict[str, tuple[str, str]] = {
+    "ABS": (_INT8, "any rank; requantizes when the input and output scales differ"),
     "ADD": (
         "int8, both inputs per-tensor",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
+    ),
+    "ARG_MAX": (
+        "int8 -> int32 or int64",
+        "any rank; one constant axis (negative allowed); the first index of the maximum",
+    ),
+    "ARG_MIN": (
+        "int8 -> int32 or int64",
+        "any rank; one constant axis (negative allowed); the first index of the minimum",
     ),
     "AVERAGE_POOL_2D": (
         _INT8,
@@ -58,7 +69,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"stride, no dilation; {_FUSED}",
     ),
     "CONCATENATION": (
-        "int8; every input with the output's scale and zero point",
+        "int8; inputs with other scales or zero points than the output are requantized",
         "any rank, any axis (negative allowed); any number of inputs; no fused activation",
     ),
     "CONV_2D": (
@@ -71,6 +82,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"4-D NHWC; depth multiplier >= 1; SAME or VALID padding; any stride and dilation; "
         f"{_FUSED}",
     ),
+    "DEPTH_TO_SPACE": (_SAME_Q, "4-D NHWC; any block size (DCR order)"),
     "DEQUANTIZE": (
         "int8 or uint8 -> float32",
         "any rank; meant for the model boundary",
@@ -84,11 +96,18 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "point 0); bias int32, optional",
         f"input of any rank read as [batches, depth]; DEFAULT weights format only; {_FUSED}",
     ),
+    "GATHER": (
+        f"{_SAME_Q}; indices int32 or int64, constant or computed",
+        "any rank, any axis (negative allowed), batch_dims 0; constant indices must lie in "
+        "range, computed ones are clamped to it",
+    ),
     "HARD_SWISH": (
         _INT8,
         "any rank; the output scale must exceed 1/128 of the input scale",
     ),
+    "LEAKY_RELU": (_INT8, "any rank; alpha >= 0"),
     "LOGISTIC": (_INT8, "any rank; output scale 1/256 (as TFLite requires); 256-entry table"),
+    "MAXIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
     "MAX_POOL_2D": (
         _INT8,
         f"4-D NHWC; SAME or VALID padding; any filter and stride, no dilation; {_FUSED}",
@@ -97,10 +116,13 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         _INT8,
         "any rank; constant axes (negative allowed); keep_dims honoured",
     ),
+    "MINIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
     "MUL": (
         "int8, both inputs per-tensor",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
+    "NEG": (_SAME_Q, "any rank; negates the stored value (as TFLite; -128 stays -128)"),
+    "PACK": (_SAME_Q, "any rank, any axis (negative allowed); inputs of one shape"),
     "PAD": (
         _INT8,
         "any rank; constant non-negative paddings, one pair per dimension; pads with the "
@@ -110,18 +132,41 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         _INT8,
         "any rank; constant non-negative paddings, one pair per dimension; constant pad value",
     ),
+    "PRELU": (
+        "int8; alpha int8 per-tensor, constant or computed",
+        "up to 4-D, alpha broadcast to the input (numpy rules)",
+    ),
     "QUANTIZE": (
         "float32, int8 or uint8 -> int8 or uint8",
         "any rank; float32 -> int8/uint8 at the model boundary, int8/uint8 -> int8/uint8 "
         "requantizes",
     ),
+    "REDUCE_MAX": (_SAME_Q, "any rank; constant axes (negative allowed); keep_dims honoured"),
     "RELU": (_INT8, "any rank; requantizes when input and output scales differ"),
     "RELU6": (_INT8, "any rank; requantizes when input and output scales differ"),
     "RELU_N1_TO_1": (_INT8, "any rank; requantizes when input and output scales differ"),
     "RESHAPE": (_INT8, "any rank; output shape from the output tensor; no kernel when unchanged"),
+    "RESIZE_BILINEAR": (
+        _SAME_Q,
+        "4-D NHWC; constant size; align_corners or half_pixel_centers (not both); "
+        "integer interpolation (ResizeBilinearInteger)",
+    ),
+    "RESIZE_NEAREST_NEIGHBOR": (
+        _SAME_Q,
+        "4-D NHWC; constant size; align_corners or half_pixel_centers (not both)",
+    ),
+    "SLICE": (_SAME_Q, "any rank; constant begin and size (int32 or int64, size -1 = to the end)"),
     "SOFTMAX": (
         _INT8,
         "last axis; output zero point -128 and scale 1/256 (as TFLite requires); any beta",
+    ),
+    "SPACE_TO_DEPTH": (_SAME_Q, "4-D NHWC; any block size dividing height and width"),
+    "SPLIT": (_SAME_Q, "any rank; constant axis; equal parts (num_splits)"),
+    "SPLIT_V": (_SAME_Q, "any rank; constant axis and sizes (one may be -1)"),
+    "SQUARED_DIFFERENCE": (
+        "int8, both inputs per-tensor",
+        "any rank, numpy broadcasting; the output scale must keep TFLite's output "
+        "multiplier below 1 (output scale > 4 max(input scale)^2 / 2^14)",
     ),
     "SQUEEZE": (_INT8, "any rank; output shape from the output tensor; no kernel when unchanged"),
     "STRIDED_SLICE": (
@@ -129,8 +174,13 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank; constant begin, end and strides (one per dimension, stride != 0); "
         "begin, end and shrink-axis masks and offset; no ellipsis or new-axis mask",
     ),
+    "SUB": (
+        "int8, both inputs per-tensor",
+        f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
+    ),
     "TANH": (_INT8, "any rank; 256-entry table"),
     "TRANSPOSE": (_INT8, "any rank; constant permutation"),
+    "UNPACK": (_SAME_Q, "any rank, any axis (negative allowed)"),
 }
 
 INT8_SUMMARY = (
@@ -381,7 +431,7 @@ RELAX_ONNX_SUMMARY = (
 # (tests/compiler/test_float_models.py, tests/operators/test_onnx_float64.py);
 # tests/operators checks these sets against the operators in those models.
 TESTED: dict[str, frozenset[str]] = {
-    # tests/int8/test_ops.py: bit-exact with LiteRT; SQUEEZE and EXPAND_DIMS share
+    # tests/int8/test_ops*.py: bit-exact with LiteRT; SQUEEZE and EXPAND_DIMS share
     # RESHAPE's handler but no test model uses them.
     "tflite-int8": frozenset(INT8_OPERATORS) - {"SQUEEZE", "EXPAND_DIMS"},
     "relax-tflite": _names(

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from aot.errors import ConfigError, ModelError, UnsupportedError
+from aot.errors import ConfigError, InternalError, ModelError, UnsupportedError
 from aot.frontend.model import ImportedModel, Quantization, SourceOperator, TensorSpec
 from aot.frontend.tflite_file import TFLITE_DTYPES
 from aot.frontend.validate import DAMAGED, validate
@@ -324,7 +324,8 @@ class _Importer:
                         raise self.unsupported("this operator is not supported")
                     ins = [int(i) for i in op.InputsAsNumpy()] if op.InputsLength() else []
                     outs = [int(i) for i in op.OutputsAsNumpy()]
-                    if len(outs) != 1:
+                    multi = name in MULTI_OUTPUT
+                    if not outs or (len(outs) != 1 and not multi):
                         raise self.unsupported(f"expected one output, found {len(outs)}")
                     mode = self.rounding
                     if mode == "litert":
@@ -343,9 +344,14 @@ class _Importer:
                         raise ModelError(
                             f"{self.source}: {DAMAGED}: operator {index} ({name}): {err}"
                         ) from None
-                    self.values[outs[0]] = result
+                    # A MULTI_OUTPUT handler returns one value per output tensor.
+                    results = list(result) if multi else [result]
+                    if len(results) != len(outs):
+                        raise InternalError(f"{name} handler gave {len(results)} values")
+                    for tensor, value in zip(outs, results):
+                        self.values[tensor] = value
                     # The result's Relax variable name ties the lowered kernel to this op.
-                    values = (result.name,) if isinstance(result, relax.Var) else ()
+                    values = tuple(r.name for r in results if isinstance(r, relax.Var))
                     sources.append(SourceOperator(index, name, self.tensors[outs[0]].name, values))
                 results = []
                 for info in outputs:
@@ -472,12 +478,17 @@ def _annotate_operators(mod: Any, attrs: dict[str, tuple[str, dict[str, Any]]]) 
 
 Handler = Callable[[_Importer, Any, Any, list[int], _TensorInfo], Any]
 _HANDLERS: dict[str, Handler] = {}
+# Operators with several output tensors (SPLIT, UNPACK, ...): their handler gets the first
+# output's info and returns a sequence of values, one per output, in order.
+MULTI_OUTPUT: set[str] = set()
 
 
-def _handler(*names: str) -> Callable[[Handler], Handler]:
+def _handler(*names: str, multi_output: bool = False) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for name in names:
             _HANDLERS[name] = fn
+            if multi_output:
+                MULTI_OUTPUT.add(name)
         return fn
 
     return register
@@ -849,31 +860,6 @@ def _pad(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     )  # fmt: skip
 
 
-@_handler("CONCATENATION")
-def _concatenation(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8
-
-    imp.expect(out, ["int8"], "output")
-    opts = _required_options(imp, op, "ConcatenationOptions")
-    if _ACTIVATIONS.get(opts.FusedActivationFunction()) != "NONE":
-        raise imp.unsupported("a fused activation on CONCATENATION is not supported")
-    axis = opts.Axis() % len(out.shape)
-    for i in ins:
-        t = imp.tensors[i]
-        imp.expect(t, ["int8"], "input")
-        if (t.s, t.zp) != (out.s, out.zp):
-            raise imp.unsupported(
-                f"input {t.name!r} is quantized differently from the output (TFLite's int8 "
-                "kernel requires the same scale and zero point)"
-            )
-    values = [imp.value(i) for i in ins]
-
-    def concat(*tensors: Any) -> Any:
-        return int8.concatenate(*tensors, axis=axis, out_shape=out.shape)
-
-    return imp.emit(bb, concat, *values, name="concatenation_int8")
-
-
 @_handler("MEAN")
 def _mean(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.ops import int8
@@ -1096,6 +1082,10 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
         raise imp.unsupported(f"{perm} is not a permutation")
     return imp.emit(bb, int8.transpose, imp.value(ins[0]), name="transpose_int8", perm=perm)
 
+
+# Handlers in their own modules register into _HANDLERS when imported (they import the
+# helpers above, which exist by now).
+from aot.frontend import tflite_int8_elementwise, tflite_int8_movement  # noqa: E402, F401
 
 SUPPORTED_OPERATORS: tuple[str, ...] = tuple(sorted(_HANDLERS))
 

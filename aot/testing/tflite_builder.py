@@ -117,6 +117,7 @@ OPERATORS: dict[str, OperatorSpec] = {
     "CONCATENATION": OperatorSpec("ConcatenationOptions"),
     "CONV_2D": OperatorSpec("Conv2DOptions", _CONV),
     "DEPTHWISE_CONV_2D": OperatorSpec("DepthwiseConv2DOptions", {**_CONV, "depth_multiplier": 1}),
+    "DEPTH_TO_SPACE": OperatorSpec("DepthToSpaceOptions"),
     "DEQUANTIZE": OperatorSpec("DequantizeOptions"),
     "DIV": OperatorSpec("DivOptions"),
     "EXP": OperatorSpec("ExpOptions"),
@@ -150,7 +151,9 @@ OPERATORS: dict[str, OperatorSpec] = {
     "RSQRT": OperatorSpec(None),
     "SLICE": OperatorSpec("SliceOptions"),
     "SOFTMAX": OperatorSpec("SoftmaxOptions", {"beta": 1.0}),
+    "SPACE_TO_DEPTH": OperatorSpec("SpaceToDepthOptions"),
     "SPLIT": OperatorSpec("SplitOptions"),
+    "SPLIT_V": OperatorSpec("SplitVOptions"),
     "SQRT": OperatorSpec(None),
     "SQUARED_DIFFERENCE": OperatorSpec("SquaredDifferenceOptions"),
     "SQUEEZE": OperatorSpec("SqueezeOptions"),
@@ -162,6 +165,7 @@ OPERATORS: dict[str, OperatorSpec] = {
     "TRANSPOSE_CONV": OperatorSpec(
         "TransposeConvOptions", {"padding": "SAME", "stride_w": 1, "stride_h": 1}
     ),
+    "UNPACK": OperatorSpec("UnpackOptions"),
 }
 
 
