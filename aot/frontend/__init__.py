@@ -14,11 +14,13 @@ FRONTENDS = ("auto", "tflite-int8", "relax-tflite", "relax-onnx")
 
 
 def _is_integer_model(tflite_file: object) -> bool:
-    """Integer-quantized TFLite models go to aot's own int8 importer (exact requantization)."""
-    return all(
-        spec.quantization is not None and spec.dtype in ("int8", "int16")
-        for spec in (*tflite_file.inputs, *tflite_file.outputs)  # type: ignore[attr-defined]
-    )
+    """Integer-quantized TFLite models go to aot's own int8 importer (exact requantization):
+    every boundary tensor is quantized int8/int16, or a plain int32/int64 index (GATHER's
+    indices, ARG_MAX's result), and at least one is quantized."""
+    specs = (*tflite_file.inputs, *tflite_file.outputs)  # type: ignore[attr-defined]
+    quantized = [s.quantization is not None and s.dtype in ("int8", "int16") for s in specs]
+    indices = [s.quantization is None and s.dtype in ("int32", "int64") for s in specs]
+    return any(quantized) and all(q or i for q, i in zip(quantized, indices))
 
 
 MODEL_SUFFIXES = (".tflite", ".onnx")

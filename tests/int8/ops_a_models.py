@@ -1,0 +1,112 @@
+"""One small int8 model that uses every group-A operator of issue 13, for the C pipeline on
+the host and on mps2_an386 (tests/int8/test_ops_a_pipeline.py,
+tests/emulator/test_ops_a_on_board.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.testing.tflite_builder import TFLiteModelBuilder
+
+OPERATORS = (
+    "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "SUB",
+    "LEAKY_RELU", "PRELU", "ABS", "NEG", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "SLICE",
+    "SPLIT", "SPLIT_V", "CONCATENATION", "PACK", "UNPACK", "GATHER", "REDUCE_MAX", "ARG_MAX",
+    "ARG_MIN",
+)  # fmt: skip
+
+
+def multi_operator_model(reference: bool = False) -> bytes:
+    """Inputs: x int8 (1, 8, 8, 4) and ids int32 (3,) in [0, 6); outputs: a requantizing
+    concatenation (1, 6, 6, 8), a reduce-max (3, 4) and two arg-reductions (int32).
+
+    LiteRT's int8 CONCATENATION refuses inputs quantized unlike the output, so
+    ``reference=True`` gives the same model as the converter would write it, with a
+    QUANTIZE (int8 -> int8) before each such input: what aot's one kernel must equal."""
+    b = TFLiteModelBuilder()
+
+    def q(scale: float, zp: int) -> dict:
+        return {"scale": scale, "zero_point": zp}
+
+    def t(name: str, shape, quant: dict | None = None, dtype: str = "int8") -> int:
+        return b.add_tensor(name, shape, dtype, **(quant or {}))
+
+    def const(name: str, values, dtype=np.int32, **quant) -> int:
+        return b.add_constant(name, np.array(values, dtype=dtype), **quant)
+
+    q1, q2, q3, q4, q5, q6, q7 = (q(0.05, -3), q(0.08, 10), q(0.06, -20), q(0.07, 5),
+                                  q(0.04, -128), q(0.5, -100), q(0.06, 0))  # fmt: skip
+    x = b.add_input("x", (1, 8, 8, 4), "int8", **q1)
+    ids = b.add_input("ids", (3,), "int32")
+
+    big = t("big", (1, 12, 12, 4), q1)
+    b.add_operator("RESIZE_BILINEAR", [x, const("size12", [12, 12])], [big],
+                   {"half_pixel_centers": True})  # fmt: skip
+    small = t("small", (1, 6, 6, 4), q1)
+    b.add_operator("RESIZE_NEAREST_NEIGHBOR", [x, const("size6", [6, 6])], [small],
+                   {"align_corners": True})  # fmt: skip
+    deep = t("deep", (1, 6, 6, 16), q1)
+    b.add_operator("SPACE_TO_DEPTH", [big], [deep], {"block_size": 2})
+    back = t("back", (1, 12, 12, 4), q1)
+    b.add_operator("DEPTH_TO_SPACE", [deep], [back], {"block_size": 2})
+    diff = t("diff", (1, 12, 12, 4), q2)
+    shifted = t("shifted", (1, 12, 12, 4), q1)
+    b.add_operator("RESIZE_NEAREST_NEIGHBOR", [x, const("size12b", [12, 12])], [shifted])
+    b.add_operator("SUB", [back, shifted], [diff], {"fused_activation_function": "RELU6"})
+    leaky = t("leaky", (1, 12, 12, 4), q3)
+    b.add_operator("LEAKY_RELU", [diff], [leaky], {"alpha": 0.1})
+    alpha = const("alpha", [-40, 17, 90, 127], np.int8, **q(0.01, 0))
+    prelu = t("prelu", (1, 12, 12, 4), q4)
+    b.add_operator("PRELU", [leaky, alpha], [prelu])
+    mag = t("mag", (1, 12, 12, 4), q5)
+    b.add_operator("ABS", [prelu], [mag])
+    neg = t("neg", (1, 12, 12, 4), q5)
+    b.add_operator("NEG", [mag], [neg])
+    hi, lo = t("hi", (1, 12, 12, 4), q5), t("lo", (1, 12, 12, 4), q5)
+    b.add_operator("MAXIMUM", [mag, neg], [hi])
+    b.add_operator("MINIMUM", [mag, neg], [lo])
+    sq = t("sq", (1, 12, 12, 4), q6)
+    b.add_operator("SQUARED_DIFFERENCE", [hi, lo], [sq])
+    top = t("top", (1, 6, 12, 4), q6)
+    b.add_operator("SLICE", [sq, const("begin", [0, 3, 0, 0]), const("sz", [1, 6, -1, 4])], [top])
+    left, right = t("left", (1, 6, 6, 4), q6), t("right", (1, 6, 6, 4), q6)
+    b.add_operator("SPLIT", [const("axis2", [2]), top], [left, right], {"num_splits": 2})
+    one, three = t("one", (1, 6, 6, 1), q6), t("three", (1, 6, 6, 3), q6)
+    b.add_operator("SPLIT_V", [left, const("parts", [1, -1]), const("axis3", [3])],
+                   [one, three], {"num_splits": 2})  # fmt: skip
+    joined = t("joined", (1, 6, 6, 8), q7)
+    parts = [three, small, one]
+    if reference:
+        for k, part in enumerate(parts):
+            shape = (1, 6, 6, 3) if k == 0 else (1, 6, 6, 4) if k == 1 else (1, 6, 6, 1)
+            requantized = t(f"requantized{k}", shape, q7)
+            b.add_operator("QUANTIZE", [part], [requantized])
+            parts[k] = requantized
+    b.add_operator("CONCATENATION", parts, [joined], {"axis": 3})
+    stacked = t("stacked", (2, 1, 6, 6, 4), q6)
+    b.add_operator("PACK", [left, right], [stacked], {"axis": 0, "values_count": 2})
+    first, second = t("first", (1, 6, 6, 4), q6), t("second", (1, 6, 6, 4), q6)
+    b.add_operator("UNPACK", [stacked], [first, second], {"axis": 0, "num": 2})
+    rows = t("rows", (1, 3, 6, 4), q6)
+    b.add_operator("GATHER", [first, ids], [rows], {"axis": 1})
+    peak = t("peak", (3, 4), q6)
+    flat_rows = t("flat_rows", (3, 6, 4), q6)
+    b.add_operator("RESHAPE", [rows], [flat_rows], {"new_shape": [3, 6, 4]})
+    b.add_operator("REDUCE_MAX", [flat_rows, const("axes", [1])], [peak], {"keep_dims": False})
+    where = t("where", (1, 6, 6), dtype="int32")
+    b.add_operator("ARG_MAX", [joined, const("am", [3])], [where], {"output_type": "INT32"})
+    least = t("least", (1, 6, 6), dtype="int32")
+    b.add_operator("ARG_MIN", [second, const("an", [-1])], [least], {"output_type": "INT32"})
+    for out in (joined, peak, where, least):
+        b.mark_output(out)
+    return b.build()
+
+
+def random_inputs(rng: np.random.Generator, count: int) -> list[list[np.ndarray]]:
+    return [
+        [
+            rng.integers(-128, 128, (1, 8, 8, 4), dtype=np.int8),
+            rng.integers(0, 6, (3,), dtype=np.int32),
+        ]
+        for _ in range(count)
+    ]

@@ -1,0 +1,28 @@
+"""The group-A operators through the whole C pipeline on the host, bit-exact with LiteRT."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aot.testing.harness import build, run_many
+from aot.testing.reference import run_tflite_reference
+from tests.int8.ops_a_models import multi_operator_model, random_inputs
+
+pytestmark = pytest.mark.toolchain
+
+
+def test_multi_operator_model_is_bit_exact_on_the_host(tmp_path: Path) -> None:
+    model = tmp_path / "ops_a.tflite"
+    model.write_bytes(multi_operator_model())
+    # --frontend auto must pick the int8 importer: int32 indices in, int32 indices out.
+    folder = build(model, tmp_path / "out", "host")
+    reference = multi_operator_model(reference=True)
+    batches = random_inputs(np.random.default_rng(11), 20)
+    for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
+        expected = run_tflite_reference(reference, inputs)
+        for got, want in zip(outputs, expected, strict=True):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
