@@ -178,6 +178,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "int8, both inputs per-tensor",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
+    "SUM": (
+        _INT8,
+        "any rank; constant axes (negative allowed); keep_dims honoured; requantized by "
+        "the input/output scale ratio",
+    ),
     "TANH": (_INT8, "any rank; 256-entry table"),
     "TRANSPOSE": (_INT8, "any rank; constant permutation"),
     "UNPACK": (_SAME_Q, "any rank, any axis (negative allowed)"),

@@ -275,6 +275,25 @@ def _reduce_max(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     )  # fmt: skip
 
 
+@_handler("SUM")
+def _sum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_movement as mv
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    axes, keep_dims = _reduce_axes(imp, op, ins, x, out)
+    # PrepareMeanOrSum: QuantizeMultiplier(double(s_in) / double(s_out)); the sum is not
+    # divided (QuantizedMeanOrSum with compute_sum).
+    m, s = fp.checked_quantize_multiplier(x.s / out.s)
+    return imp.emit(
+        bb, mv.reduce_sum, imp.value(ins[0]), name="sum_int8", axes=axes, keep_dims=keep_dims,
+        out_shape=out.shape, input_zp=x.zp, output_multiplier=m, output_shift=s,
+        output_zp=out.zp,
+    )  # fmt: skip
+
+
 def _nearest_index(i: int, in_size: int, out_size: int, align: bool, half: bool) -> int:
     """TFLite ``GetNearestNeighbor``, in float32 as it computes."""
     if align and out_size > 1:

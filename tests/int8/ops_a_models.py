@@ -12,13 +12,15 @@ OPERATORS = (
     "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "SUB",
     "LEAKY_RELU", "PRELU", "ABS", "NEG", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "SLICE",
     "SPLIT", "SPLIT_V", "CONCATENATION", "PACK", "UNPACK", "GATHER", "REDUCE_MAX", "ARG_MAX",
-    "ARG_MIN",
+    "ARG_MIN", "SUM",
 )  # fmt: skip
 
 
 def multi_operator_model(reference: bool = False) -> bytes:
-    """Inputs: x int8 (1, 8, 8, 4) and ids int32 (3,) in [0, 6); outputs: a requantizing
-    concatenation (1, 6, 6, 8), a reduce-max (3, 4) and two arg-reductions (int32).
+    """Inputs: x int8 (1, 8, 8, 4), ids int32 (3,) in [0, 6) and counts int8 (2, 5) in
+    [0, 128); outputs: a requantizing concatenation (1, 6, 6, 8), a reduce-max (3, 4), two
+    arg-reductions (int32) and a sum (2,). ``counts`` stays non-negative because LiteRT's
+    reference SUM reads int8 as uint8 (see docs/int8.md).
 
     LiteRT's int8 CONCATENATION refuses inputs quantized unlike the output, so
     ``reference=True`` gives the same model as the converter would write it, with a
@@ -38,6 +40,7 @@ def multi_operator_model(reference: bool = False) -> bytes:
                                   q(0.04, -128), q(0.5, -100), q(0.06, 0))  # fmt: skip
     x = b.add_input("x", (1, 8, 8, 4), "int8", **q1)
     ids = b.add_input("ids", (3,), "int32")
+    counts = b.add_input("counts", (2, 5), "int8", **q(0.02, -10))
 
     big = t("big", (1, 12, 12, 4), q1)
     b.add_operator("RESIZE_BILINEAR", [x, const("size12", [12, 12])], [big],
@@ -97,7 +100,9 @@ def multi_operator_model(reference: bool = False) -> bytes:
     b.add_operator("ARG_MAX", [joined, const("am", [3])], [where], {"output_type": "INT32"})
     least = t("least", (1, 6, 6), dtype="int32")
     b.add_operator("ARG_MIN", [second, const("an", [-1])], [least], {"output_type": "INT32"})
-    for out in (joined, peak, where, least):
+    total = t("total", (2,), q(0.15, 0))  # 5 * 137 * 0.02 / 0.15 < 127: no saturation
+    b.add_operator("SUM", [counts, const("sum_axis", [1])], [total], {"keep_dims": False})
+    for out in (joined, peak, where, least, total):
         b.mark_output(out)
     return b.build()
 
@@ -107,6 +112,7 @@ def random_inputs(rng: np.random.Generator, count: int) -> list[list[np.ndarray]
         [
             rng.integers(-128, 128, (1, 8, 8, 4), dtype=np.int8),
             rng.integers(0, 6, (3,), dtype=np.int32),
+            rng.integers(0, 128, (2, 5), dtype=np.int8),
         ]
         for _ in range(count)
     ]

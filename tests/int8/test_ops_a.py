@@ -341,3 +341,98 @@ def test_resize(op: str) -> None:
         for mode in modes:
             cases.append(([(1, h, w, 2)], [(1, oh, ow, 2)], _const("size", [oh, ow]), dict(mode)))
     _movement(op, cases, 3600 + len(op))
+
+
+def test_a_still_unsupported_operator_fails_the_build_naming_it(tmp_path, capsys) -> None:
+    """Issue 13, acceptance 4: `aot build` stops with one line naming the operator, its
+    index and docs/operators.md, and writes nothing."""
+    from aot.cli import main
+
+    m = _Model()
+    q = {"scale": 0.1, "zero_point": 0}
+    x = m.input("x", (1, 4), **q)
+    a = m.b.add_tensor("a", (1, 4), "int8", **q)
+    m.b.add_operator("SUB", inputs=[x, x], outputs=[a])
+    y = m.b.add_tensor("y", (1, 4), "int8", **q)
+    m.b.add_operator("DIV", inputs=[a, x], outputs=[y])
+    m.b.mark_output(y)
+    model = tmp_path / "div.tflite"
+    model.write_bytes(m.b.build())
+    out = tmp_path / "out"
+    code = main(["build", str(model), "--board", "host", "-o", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code != 0 and not out.exists()
+    assert err.startswith("error: ") and "operator 1 (DIV)" in err and "docs/operators.md" in err
+
+
+def _refused(build, match: str) -> None:
+    from aot.errors import UnsupportedError
+    from aot.frontend.tflite_int8 import import_tflite_int8
+
+    m = _Model()
+    build(m)
+    with pytest.raises(UnsupportedError, match=match) as info:
+        import_tflite_int8(m.b.build())
+    assert "\n" not in str(info.value) and "docs/operators.md" in str(info.value)
+
+
+def test_unsupported_options_are_one_line_errors() -> None:
+    def maximum_mixed_scales(m: _Model) -> None:
+        a = m.input("a", (4,), scale=0.1, zero_point=0)
+        c = m.input("b", (4,), scale=0.2, zero_point=0)
+        y = m.b.add_tensor("y", (4,), "int8", scale=0.1, zero_point=0)
+        m.b.add_operator("MAXIMUM", inputs=[a, c], outputs=[y])
+        m.b.mark_output(y)
+
+    def resize_both_modes(m: _Model) -> None:
+        x = m.input("x", (1, 2, 2, 1), scale=0.1, zero_point=0)
+        size = m.b.add_constant("size", np.array([4, 4], dtype=np.int32))
+        y = m.b.add_tensor("y", (1, 4, 4, 1), "int8", scale=0.1, zero_point=0)
+        opts = {"align_corners": True, "half_pixel_centers": True}
+        m.b.add_operator("RESIZE_BILINEAR", inputs=[x, size], outputs=[y], options=opts)
+        m.b.mark_output(y)
+
+    def gather_batch_dims(m: _Model) -> None:
+        x = m.input("x", (2, 3), scale=0.1, zero_point=0)
+        ids = m.b.add_constant("ids", np.array([[0], [1]], dtype=np.int32))
+        y = m.b.add_tensor("y", (2, 1), "int8", scale=0.1, zero_point=0)
+        opts = {"axis": 1, "batch_dims": 1}
+        m.b.add_operator("GATHER", inputs=[x, ids], outputs=[y], options=opts)
+        m.b.mark_output(y)
+
+    def squared_difference_small_output(m: _Model) -> None:
+        a = m.input("a", (4,), scale=0.5, zero_point=0)
+        y = m.b.add_tensor("y", (4,), "int8", scale=1e-6, zero_point=0)
+        m.b.add_operator("SQUARED_DIFFERENCE", inputs=[a, a], outputs=[y])
+        m.b.mark_output(y)
+
+    _refused(maximum_mixed_scales, r"operator 0 \(MAXIMUM\): input 2 'b' is quantized")
+    _refused(resize_both_modes, r"operator 0 \(RESIZE_BILINEAR\): align_corners and half")
+    _refused(gather_batch_dims, r"operator 0 \(GATHER\): batch_dims")
+    _refused(squared_difference_small_output, r"operator 0 \(SQUARED_DIFFERENCE\): the output")
+
+
+def test_sum() -> None:
+    """LiteRT 2.3.0's reference SUM reads int8 data as uint8 (reduce.cc passes
+    ``GetTensorData<uint8_t>`` to QuantizedMeanOrSum), which agrees with the int8 rule
+    only for inputs in [0, 127] and results in [0, 127]; the cases keep to that range
+    (zero points <= 0, output scales wide enough). MEAN shares the rest of the formula
+    and is compared on full-range inputs in test_ops.py."""
+    rng = np.random.default_rng(3700)
+    m = _Model()
+    shapes = [((1, 5, 7, 3), [1, 2], True), ((1, 5, 7, 3), [-1], False), ((4, 6), [0, 1], False)]
+    for k, (shape, axes, keep) in enumerate(shapes):
+        s_in, zp_in = _scale(rng, 0.01, 0.1), int(rng.integers(-128, 1))
+        count = int(np.prod([shape[a] for a in axes]))
+        s_out = float(np.float32(s_in * count * (127 - zp_in) / rng.uniform(60, 120)))
+        x = m.input(f"x{k}", shape, scale=s_in, zero_point=zp_in)
+        ax = m.b.add_constant(f"axes{k}", np.array(axes, dtype=np.int32))
+        norm = [a % len(shape) for a in axes]
+        out_shape = tuple(
+            1 if i in norm else d for i, d in enumerate(shape) if keep or i not in norm
+        )
+        y = m.b.add_tensor(f"y{k}", out_shape, "int8", scale=s_out, zero_point=0)
+        m.b.add_operator("SUM", inputs=[x, ax], outputs=[y], options={"keep_dims": keep})
+        m.b.mark_output(y)
+    sets = [[rng.integers(0, 128, s, dtype=np.int8) for s, _ in m.inputs] for _ in range(INPUTS)]
+    assert_bit_exact(m.b.build(), sets)
