@@ -116,3 +116,26 @@ def random_inputs(rng: np.random.Generator, count: int) -> list[list[np.ndarray]
         ]
         for _ in range(count)
     ]
+
+
+def npu_model() -> bytes:
+    """CONV_2D -> SUB -> LEAKY_RELU -> RESIZE_BILINEAR -> MAXIMUM: Vela puts all of it on
+    an Ethos-U55, so aot's regions must take the new operator kinds too."""
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 8, 8, 4), "int8", scale=0.05, zero_point=-3)
+    weights = np.random.default_rng(0).integers(-127, 128, (4, 3, 3, 4), dtype=np.int8)
+    w = b.add_constant("w", weights, scale=[0.02] * 4, zero_point=[0] * 4)
+    bias = b.add_constant("bias", np.zeros(4, np.int32), scale=[0.001] * 4, zero_point=[0] * 4)
+    c = b.add_tensor("c", (1, 8, 8, 4), "int8", scale=0.1, zero_point=2)
+    b.add_operator("CONV_2D", [x, w, bias], [c], {"padding": "SAME"})
+    s = b.add_tensor("s", (1, 8, 8, 4), "int8", scale=0.1, zero_point=0)
+    b.add_operator("SUB", [c, x], [s])
+    leaky = b.add_tensor("l", (1, 8, 8, 4), "int8", scale=0.1, zero_point=0)
+    b.add_operator("LEAKY_RELU", [s], [leaky], {"alpha": 0.1})
+    r = b.add_tensor("r", (1, 16, 16, 4), "int8", scale=0.1, zero_point=0)
+    size = b.add_constant("size", np.array([16, 16], np.int32))
+    b.add_operator("RESIZE_BILINEAR", [leaky, size], [r])
+    m = b.add_tensor("m", (1, 16, 16, 4), "int8", scale=0.1, zero_point=0)
+    b.add_operator("MAXIMUM", [r, r], [m])
+    b.mark_output(m)
+    return b.build()
