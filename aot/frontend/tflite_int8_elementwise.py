@@ -208,16 +208,12 @@ def _concatenation(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tenso
             shifts.append(s)
     values = [imp.value(i) for i in ins]
     if not any(multipliers):
-
-        def concat(*tensors: Any) -> Any:
-            return int8.concatenate(*tensors, axis=axis, out_shape=out.shape)
-
-        return imp.emit(bb, concat, *values, name="concatenation_int8")
-
-    def concat_requantize(*tensors: Any) -> Any:
-        return ew.concatenate_requantize(
-            *tensors, axis=axis, out_shape=out.shape, input_zps=zps, multipliers=multipliers,
-            shifts=shifts, output_zp=out.zp,
+        return imp.emit(
+            bb, int8.concatenate, *values, name="concatenation_int8", axis=axis,
+            out_shape=out.shape,
         )  # fmt: skip
-
-    return imp.emit(bb, concat_requantize, *values, name="concatenation_requantize_int8")
+    return imp.emit(
+        bb, ew.concatenate_requantize, *values, name="concatenation_requantize_int8",
+        axis=axis, out_shape=out.shape, input_zps=zps, multipliers=multipliers, shifts=shifts,
+        output_zp=out.zp,
+    )  # fmt: skip

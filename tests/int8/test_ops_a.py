@@ -436,3 +436,107 @@ def test_sum() -> None:
         m.b.mark_output(y)
     sets = [[rng.integers(0, 128, s, dtype=np.int8) for s, _ in m.inputs] for _ in range(INPUTS)]
     assert_bit_exact(m.b.build(), sets)
+
+
+def _shape(rng: np.random.Generator, rank: int, hi: int = 5) -> tuple[int, ...]:
+    return tuple(int(d) for d in rng.integers(1, hi + 1, size=rank))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_slices_splits_packs(seed: int) -> None:
+    """Random ranks, axes (negative too), begins and sizes in one model per seed."""
+    rng = np.random.default_rng(3800 + seed)
+    m = _Model()
+    outputs = []
+    for k in range(CASES):
+        rank = int(rng.integers(1, 5))
+        shape = _shape(rng, rank)
+        q = _q(rng)
+        x = m.input(f"x{k}", shape, **q)
+        begin = [int(rng.integers(0, d)) for d in shape]
+        size = [int(rng.integers(1, d - b + 1)) if rng.random() < 0.7 else -1
+                for b, d in zip(begin, shape)]  # fmt: skip
+        sliced = tuple(d - b if s == -1 else s for b, s, d in zip(begin, size, shape))
+        y = m.b.add_tensor(f"slice{k}", sliced, "int8", **q)
+        m.b.add_operator("SLICE", [x, *_pair(m.b, k, begin, size)], [y])
+        outputs.append(y)
+        axis = int(rng.integers(-rank, rank))
+        n = shape[axis]
+        cut = []
+        if n > 1:
+            cut = sorted(int(c) for c in rng.choice(np.arange(1, n), min(n - 1, 2), False))
+        parts = [b - a for a, b in zip([0, *cut], [*cut, n])]
+        pieces = []
+        for i, p in enumerate(parts):
+            piece = list(shape)
+            piece[axis] = p
+            pieces.append(m.b.add_tensor(f"v{k}_{i}", piece, "int8", **q))
+        sizes = m.b.add_constant(f"sizes{k}", np.array(parts, dtype=np.int32))
+        ax = m.b.add_constant(f"ax{k}", np.array([axis], dtype=np.int32))
+        m.b.add_operator("SPLIT_V", [x, sizes, ax], pieces, {"num_splits": len(parts)})
+        outputs += pieces
+        count = int(rng.integers(1, 4))
+        pack_axis = int(rng.integers(-rank - 1, rank + 1))
+        packed_shape = list(shape)
+        packed_shape.insert(pack_axis % (rank + 1), count)
+        packed = m.b.add_tensor(f"pack{k}", packed_shape, "int8", **q)
+        m.b.add_operator("PACK", [x] * count, [packed], {"axis": pack_axis, "values_count": count})
+        unpacked = [m.b.add_tensor(f"u{k}_{i}", shape, "int8", **q) for i in range(count)]
+        m.b.add_operator("UNPACK", [packed], unpacked, {"axis": pack_axis, "num": count})
+        outputs += [packed, *unpacked]
+    for t in outputs:
+        m.b.mark_output(t)
+    m.check(rng)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_gathers_and_reductions(seed: int) -> None:
+    rng = np.random.default_rng(3900 + seed)
+    m = _Model()
+    outputs = []
+    for k in range(CASES):
+        rank = int(rng.integers(1, 5))
+        shape = _shape(rng, rank)
+        q = _q(rng)
+        x = m.input(f"x{k}", shape, **q)
+        axis = int(rng.integers(-rank, rank))
+        ids_shape = _shape(rng, int(rng.integers(0, 3)), 3)
+        ids = rng.integers(0, shape[axis], ids_shape).astype(rng.choice(["int32", "int64"]))
+        a = axis % rank
+        gathered = (*shape[:a], *ids_shape, *shape[a + 1 :])
+        y = m.b.add_tensor(f"g{k}", gathered, "int8", **q)
+        m.b.add_operator("GATHER", [x, m.b.add_constant(f"ids{k}", ids)], [y], {"axis": axis})
+        axes = sorted({int(v) for v in rng.choice(np.arange(rank), int(rng.integers(1, rank + 1)))})
+        keep = bool(rng.random() < 0.5)
+        reduced = tuple(1 if i in axes else d for i, d in enumerate(shape) if keep or i not in axes)
+        r = m.b.add_tensor(f"max{k}", reduced, "int8", **q)
+        ax = m.b.add_constant(f"axes{k}", np.array([v - rank for v in axes], dtype=np.int32))
+        m.b.add_operator("REDUCE_MAX", [x, ax], [r], {"keep_dims": keep})
+        arg_shape = tuple(d for i, d in enumerate(shape) if i != a)
+        op = "ARG_MAX" if k % 2 else "ARG_MIN"
+        idx = m.b.add_tensor(f"arg{k}", arg_shape, "int32")
+        arg_axis = m.b.add_constant(f"argax{k}", np.array([axis], dtype=np.int32))
+        m.b.add_operator(op, [x, arg_axis], [idx], {"output_type": "INT32"})
+        outputs += [y, r, idx]
+    for t in outputs:
+        m.b.mark_output(t)
+    m.check(rng)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_depth_space(seed: int) -> None:
+    rng = np.random.default_rng(4000 + seed)
+    m = _Model()
+    for k in range(CASES):
+        block = int(rng.integers(1, 4))
+        n, h, w, c = int(rng.integers(1, 3)), *(int(v) for v in rng.integers(1, 4, 3))
+        q = _q(rng)
+        x = m.input(f"x{k}", (n, h * block, w * block, c), **q)
+        deep = m.b.add_tensor(f"deep{k}", (n, h, w, c * block * block), "int8", **q)
+        m.b.add_operator("SPACE_TO_DEPTH", [x], [deep], {"block_size": block})
+        y = m.input(f"y{k}", (n, h, w, c * block * block), **q)
+        wide = m.b.add_tensor(f"wide{k}", (n, h * block, w * block, c), "int8", **q)
+        m.b.add_operator("DEPTH_TO_SPACE", [y], [wide], {"block_size": block})
+        m.b.mark_output(deep)
+        m.b.mark_output(wide)
+    m.check(rng)
