@@ -56,11 +56,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
     "ARG_MAX": (
-        "int8 -> int32 or int64",
+        "int8 -> int32 or int64 (int64 only between operators: the model boundary takes int32)",
         "any rank; one constant axis (negative allowed); the first index of the maximum",
     ),
     "ARG_MIN": (
-        "int8 -> int32 or int64",
+        "int8 -> int32 or int64 (int64 only between operators: the model boundary takes int32)",
         "any rank; one constant axis (negative allowed); the first index of the minimum",
     ),
     "AVERAGE_POOL_2D": (
