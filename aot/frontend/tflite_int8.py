@@ -1087,7 +1087,13 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
 # helpers above, which exist by now).
 from aot.frontend import tflite_int8_elementwise, tflite_int8_movement  # noqa: E402, F401
 
-SUPPORTED_OPERATORS: tuple[str, ...] = tuple(sorted(_HANDLERS))
+
+def __getattr__(name: str) -> Any:
+    # SUPPORTED_OPERATORS is read from the registry on each access: when a handler module
+    # is imported first, its handlers register only after this module has finished.
+    if name == "SUPPORTED_OPERATORS":
+        return tuple(sorted(_HANDLERS))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def relax_constant_bytes(mod: Any) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from aot.frontend import tflite_int8_elementwise as _elementwise
 from aot.frontend.tflite_int8 import (
     _handler,
     _Importer,
@@ -20,7 +21,6 @@ from aot.frontend.tflite_int8 import (
     _required_options,
     _TensorInfo,
 )
-from aot.frontend.tflite_int8_elementwise import _same_quantization
 from aot.ops import fixedpoint as fp
 
 _INDEX_DTYPES = ["int32", "int64"]
@@ -30,7 +30,7 @@ def _int8_pair(imp: _Importer, x: _TensorInfo, out: _TensorInfo) -> None:
     imp.expect(x, ["int8"], "input")
     imp.expect(out, ["int8"], "output")
     imp.per_tensor(x, "input")
-    _same_quantization(imp, x, out, "input")
+    _elementwise._same_quantization(imp, x, out, "input")
 
 
 def _ints(imp: _Importer, index: int, what: str) -> list[int]:
@@ -88,7 +88,7 @@ def _split_outputs(
     results, start = [], 0
     for info, part in zip(outs, parts):
         imp.expect(info, ["int8"], "output")
-        _same_quantization(imp, x, info, "input")
+        _elementwise._same_quantization(imp, x, info, "input")
         shape = list(x.shape)
         shape[axis] = part
         if tuple(shape) != tuple(info.shape):
@@ -146,7 +146,7 @@ def _unpack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     results = []
     for k, info in enumerate(outs):
         imp.expect(info, ["int8"], "output")
-        _same_quantization(imp, x, info, "input")
+        _elementwise._same_quantization(imp, x, info, "input")
         if tuple(info.shape) != squeezed:
             raise imp.unsupported(f"output {info.name!r} is not of shape {list(squeezed)}")
         begin = [0] * len(shape)

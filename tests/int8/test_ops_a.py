@@ -540,3 +540,25 @@ def test_random_depth_space(seed: int) -> None:
         m.b.mark_output(deep)
         m.b.mark_output(wide)
     m.check(rng)
+
+
+@pytest.mark.parametrize(
+    "first", ["aot.frontend.tflite_int8_elementwise", "aot.frontend.tflite_int8_movement"]
+)
+def test_every_handler_registers_whichever_module_is_imported_first(first: str) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        f"import {first}\n"
+        "from aot.frontend import tflite_int8 as t\n"
+        "print(sorted(t._HANDLERS) == list(t.SUPPORTED_OPERATORS), 'SUB' in t.SUPPORTED_OPERATORS,"
+        " 'GATHER' in t.SUPPORTED_OPERATORS)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.stdout.split() == ["True", "True", "True"], result.stderr
