@@ -112,6 +112,7 @@ def compile_model(
     start = time.perf_counter()
     report(f"importing {model_path}")
     imported = import_model(model_path, options.frontend)
+    report(f"imported with the {imported.frontend} frontend")
     timings["import_s"] = time.perf_counter() - start
 
     mark = time.perf_counter()

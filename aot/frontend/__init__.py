@@ -10,7 +10,7 @@ from aot.frontend.model import ImportedModel, Quantization, TensorSpec
 __all__ = ["FRONTENDS", "ImportedModel", "Quantization", "TensorSpec", "import_model"]
 
 # --frontend choices; "auto" picks by file content.
-FRONTENDS = ("auto", "tflite-int8", "relax-tflite", "relax-onnx")
+FRONTENDS = ("auto", "tflite-int8", "relax-tflite", "relax-onnx", "onnx-int8")
 
 
 def _is_integer_model(tflite_file: object) -> bool:
@@ -21,6 +21,21 @@ def _is_integer_model(tflite_file: object) -> bool:
     quantized = [s.quantization is not None and s.dtype in ("int8", "int16") for s in specs]
     indices = [s.quantization is None and s.dtype in ("int32", "int64") for s in specs]
     return any(quantized) and all(q or i for q, i in zip(quantized, indices))
+
+
+def _is_integer_onnx(path: str) -> bool:
+    """ONNX models with QuantizeLinear/DequantizeLinear, QLinear* or *Integer operators go
+    to aot's int8 ONNX importer (onnxruntime-exact requantization); a file that does not
+    parse is left to the float importer, which reports it."""
+    import onnx
+
+    from aot.frontend.onnx_int8 import is_integer_onnx
+
+    try:
+        model = onnx.load_model(path, load_external_data=False)
+    except Exception:  # protobuf raises several types; the float importer words it
+        return False
+    return is_integer_onnx(model)
 
 
 MODEL_SUFFIXES = (".tflite", ".onnx")
@@ -70,6 +85,10 @@ def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
         return import_tflite_relax(tflite_file)
     from aot.frontend.relax_onnx import import_onnx_relax
 
+    if frontend == "onnx-int8" or (frontend == "auto" and _is_integer_onnx(path)):
+        from aot.frontend.onnx_int8 import import_onnx_int8
+
+        return import_onnx_int8(path)
     if frontend == "auto" and not path.endswith(".onnx"):
         try:
             return import_onnx_relax(path)

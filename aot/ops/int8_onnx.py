@@ -1,0 +1,356 @@
+"""int8/uint8 ONNX operators as TE computes, identical to onnxruntime's CPU kernels.
+
+onnxruntime (MLAS) requantizes in float: the int32 accumulator is converted to float32,
+multiplied by a float32 scale, clamped to the output range (less the zero point) and
+rounded to nearest even, then the zero point is added. TFLite's fixed-point multipliers
+(``aot.ops.int8``) give different results, so these kernels carry their own requantize.
+Tensors are NCHW as in the ONNX file; weights keep their ONNX layout (OIHW for Conv).
+
+The C that these computes print to must not fuse a multiply into a following add (a
+contracted ``a*b+c`` rounds once where onnxruntime rounds twice): the rounding below only
+compares the product, it never adds to it, and QLinearAdd computes its fused multiply-adds
+in double, where they are exact (docs/int8.md, "onnxruntime").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tvm import te, tirx
+
+from aot.ops.fixedpoint import c32
+from aot.ops.int8 import ELEMWISE, INJECTIVE, _in_image, _shape
+
+Expr = Any
+Scale = float | te.Tensor  # a per-tensor float32 scale, or one per output channel
+
+RANGES = {"int8": (-128, 127), "uint8": (0, 255)}
+
+
+def f32(value: float) -> Expr:
+    return tirx.const(value, "float32")
+
+
+def round_half_even_expr(value: Expr) -> Expr:
+    """float32 -> int32, ties to even (``_mm_cvtps_epi32``, ``nearbyintf``), for |value| <
+    2**22. Built from a truncating cast and comparisons only, so no C compiler can fuse
+    the product that ``value`` usually is into an add, and no FPU rounding mode matters."""
+    whole = value.astype("int32")
+    base = whole.astype("float32")
+    odd = (whole & c32(1)) != c32(0)
+    half_up = base + f32(0.5)
+    half_down = base - f32(0.5)
+    up = tirx.Or(value > half_up, tirx.And(value == half_up, odd))
+    down = tirx.Or(value < half_down, tirx.And(value == half_down, odd))
+    return whole + tirx.Select(up, c32(1), c32(0)) - tirx.Select(down, c32(1), c32(0))
+
+
+def requantize_float_expr(
+    acc: Expr,
+    scale: Expr,
+    zero_point: int,
+    out_dtype: str,
+    act_min: int | None = None,
+    act_max: int | None = None,
+) -> Expr:
+    """MLAS ``MlasRequantizeOutput``: float(acc) * scale, clamped to [lo - zp, hi - zp] in
+    float, rounded to nearest even, plus zp. Clamping first keeps the conversion defined;
+    it equals rounding first because the bounds are integers. ``act_min``/``act_max``
+    narrow [lo, hi] for a folded Relu/Clip."""
+    lo, hi = RANGES[out_dtype]
+    lo = lo if act_min is None else max(lo, act_min)
+    hi = hi if act_max is None else min(hi, act_max)
+    product = acc.astype("float32") * scale
+    bounded = tirx.max(tirx.min(product, f32(float(hi - zero_point))), f32(float(lo - zero_point)))
+    return (round_half_even_expr(bounded) + c32(zero_point)).astype(out_dtype)
+
+
+def _scale(scale: Scale, channel: Expr) -> Expr:
+    if isinstance(scale, te.Tensor):
+        return scale[channel]
+    return f32(float(scale))
+
+
+def _requantize_stage(
+    acc: te.Tensor,
+    bias: te.Tensor | None,
+    scale: Scale,
+    axis: int,
+    zp: int,
+    dtype: str,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    def body(*idx: Expr) -> Expr:
+        channel = idx[axis]
+        total = acc[idx] if bias is None else acc[idx] + bias[channel]
+        return requantize_float_expr(total, _scale(scale, channel), zp, dtype, act_min, act_max)
+
+    return te.compute(acc.shape, body, name="requantize", tag=ELEMWISE)
+
+
+def _wide(value: Expr, zero_point: int | Expr) -> Expr:
+    if isinstance(zero_point, int) and zero_point == 0:
+        return value.astype("int32")
+    return value.astype("int32") - (c32(zero_point) if isinstance(zero_point, int) else zero_point)
+
+
+# -- convolution and matrix products ------------------------------------------------------
+
+
+def _conv_acc(
+    data: te.Tensor,
+    weight: te.Tensor,
+    out_shape: Sequence[int],
+    strides: tuple[int, int],
+    dilations: tuple[int, int],
+    pads: tuple[int, int],
+    group: int,
+    input_zp: int,
+    weight_zp: int,
+    name: str,
+) -> te.Tensor:
+    """The int32 sum of (x - x_zp) * (w - w_zp) over NCHW data and OIHW weights; padded
+    taps read x_zp and so add 0."""
+    _, _, in_h, in_w = _shape(data)
+    out_c, group_c, k_h, k_w = _shape(weight)
+    per_group = out_c // group
+    rc = te.reduce_axis((0, group_c), "rc")
+    ry = te.reduce_axis((0, k_h), "ry")
+    rx = te.reduce_axis((0, k_w), "rx")
+
+    def tap(n: Expr, o: Expr, y: Expr, x: Expr) -> Expr:
+        iy = y * strides[0] - pads[0] + ry * dilations[0]
+        ix = x * strides[1] - pads[1] + rx * dilations[1]
+        ic = rc if group == 1 else tirx.floordiv(o, per_group) * group_c + rc
+        inside = _in_image(iy, ix, in_h, in_w)
+        value = tirx.if_then_else(inside, data[n, ic, iy, ix], tirx.const(input_zp, data.dtype))
+        return _wide(value, input_zp) * _wide(weight[o, rc, ry, rx], weight_zp)
+
+    return te.compute(
+        tuple(out_shape),
+        lambda n, o, y, x: te.sum(tap(n, o, y, x), axis=[rc, ry, rx]),
+        name=name,
+        tag="conv2d_nchw_qlinear",
+    )
+
+
+def qlinear_conv2d(
+    data: te.Tensor,
+    weight: te.Tensor,
+    bias: te.Tensor | None,
+    scale: Scale,
+    *,
+    out_shape: Sequence[int],
+    strides: tuple[int, int],
+    dilations: tuple[int, int],
+    pads: tuple[int, int],
+    group: int,
+    input_zp: int,
+    weight_zp: int,
+    output_zp: int,
+    out_dtype: str,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """onnxruntime ``QLinearConv``: the int32 accumulator plus the int32 bias, requantized
+    per output channel (axis 1)."""
+    acc = _conv_acc(
+        data, weight, out_shape, strides, dilations, pads, group, input_zp, weight_zp, "acc"
+    )
+    return _requantize_stage(acc, bias, scale, 1, output_zp, out_dtype, act_min, act_max)
+
+
+def qlinear_matmul(
+    data: te.Tensor,
+    weight: te.Tensor,
+    bias: te.Tensor | None,
+    scale: Scale,
+    *,
+    out_shape: Sequence[int],
+    transpose_weight: bool,
+    input_zp: int,
+    weight_zp: int,
+    output_zp: int | None,
+    out_dtype: str,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """onnxruntime ``QLinearMatMul``/``QGemm``/``MatMulInteger``: data [..., K] times a
+    constant weight [K, N] ([N, K] when ``transpose_weight``), int32 accumulation, plus an
+    int32 bias per column, requantized unless ``output_zp`` is None (int32 output)."""
+    depth = _shape(data)[-1]
+    rk = te.reduce_axis((0, depth), "rk")
+
+    def body(*idx: Expr) -> Expr:
+        x = _wide(data[(*idx[:-1], rk)], input_zp)
+        w = weight[idx[-1], rk] if transpose_weight else weight[rk, idx[-1]]
+        return te.sum(x * _wide(w, weight_zp), axis=rk)
+
+    acc = te.compute(tuple(out_shape), body, name="acc", tag="dense_qlinear")
+    if output_zp is None:
+        if bias is None:
+            return acc
+        return te.compute(acc.shape, lambda *i: acc[i] + bias[i[-1]], name="bias_add", tag=ELEMWISE)
+    return _requantize_stage(
+        acc, bias, scale, len(out_shape) - 1, output_zp, out_dtype, act_min, act_max
+    )
+
+
+def conv_integer2d(
+    data: te.Tensor,
+    weight: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    strides: tuple[int, int],
+    dilations: tuple[int, int],
+    pads: tuple[int, int],
+    group: int,
+    input_zp: int,
+    weight_zp: int,
+) -> te.Tensor:
+    """ONNX ``ConvInteger``: the int32 accumulator of :func:`qlinear_conv2d`, no requantize."""
+    return _conv_acc(
+        data, weight, out_shape, strides, dilations, pads, group, input_zp, weight_zp,
+        "conv_integer",
+    )  # fmt: skip
+
+
+# -- pooling ------------------------------------------------------------------------------
+
+
+def qlinear_global_average_pool(
+    data: te.Tensor, *, scale: float, input_zp: int, output_zp: int, out_dtype: str
+) -> te.Tensor:
+    """MLAS ``MlasQLinearGlobalAveragePool``: sum - x_zp * H * W, requantized with
+    x_scale / (y_scale * H * W) (computed in float32 at import time)."""
+    n, c, h, w = _shape(data)
+    ry = te.reduce_axis((0, h), "ry")
+    rx = te.reduce_axis((0, w), "rx")
+    acc = te.compute(
+        (n, c, 1, 1),
+        lambda b, ch, _y, _x: te.sum(data[b, ch, ry, rx].astype("int32"), axis=[ry, rx]),
+        name="acc",
+        tag="pool_sum_qlinear",
+    )
+
+    def body(*idx: Expr) -> Expr:
+        shifted = acc[idx] - c32(input_zp * h * w)
+        return requantize_float_expr(shifted, f32(scale), output_zp, out_dtype)
+
+    return te.compute(acc.shape, body, name="requantize", tag=ELEMWISE)
+
+
+def max_pool2d(
+    data: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, int],
+    dilations: tuple[int, int],
+) -> te.Tensor:
+    """ONNX ``MaxPool`` on int8/uint8 NCHW: the largest in-image tap (padding never wins)."""
+    _, _, in_h, in_w = _shape(data)
+    lowest = RANGES[str(data.dtype)][0]
+    ry = te.reduce_axis((0, kernel[0]), "ry")
+    rx = te.reduce_axis((0, kernel[1]), "rx")
+
+    def tap(n: Expr, c: Expr, y: Expr, x: Expr) -> Expr:
+        iy = y * strides[0] - pads[0] + ry * dilations[0]
+        ix = x * strides[1] - pads[1] + rx * dilations[1]
+        inside = _in_image(iy, ix, in_h, in_w)
+        return tirx.if_then_else(inside, data[n, c, iy, ix], tirx.const(lowest, data.dtype))
+
+    return te.compute(
+        tuple(out_shape),
+        lambda n, c, y, x: te.max(tap(n, c, y, x), axis=[ry, rx]),
+        name="max_pool",
+        tag="pool_max_qlinear",
+    )
+
+
+# -- elementwise --------------------------------------------------------------------------
+
+
+def qlinear_add(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    *,
+    lhs_ratio: float,
+    rhs_ratio: float,
+    fixed: float,
+    lhs_zp: int,
+    rhs_zp: int,
+    out_dtype: str,
+) -> te.Tensor:
+    """MLAS ``MlasQLinearAddKernelAvx2Helper`` for two same-shape inputs:
+    t = fma(b, rB, fixed); t = fma(a, rA, t); round to nearest even; saturate.
+
+    Each product of an 8-bit value and a float32 ratio is exact in double and so is the sum
+    (the importer checks that the bits fit in 53), so the double sum rounded once to float32
+    is the fused multiply-add, on any C compiler and FPU. ``a``/``b`` enter as raw values:
+    the zero points are folded into ``fixed`` as onnxruntime does."""
+    lo, hi = RANGES[out_dtype]
+    del lhs_zp, rhs_zp  # folded into ``fixed``; kept as parameters for accelerators
+
+    def fma(value: Expr, ratio: float, addend: Expr) -> Expr:
+        product = value.astype("int32").astype("float64") * tirx.const(ratio, "float64")
+        return (product + addend.astype("float64")).astype("float32")
+
+    def body(*idx: Expr) -> Expr:
+        partial = fma(rhs[idx], rhs_ratio, f32(fixed))
+        total = fma(lhs[idx], lhs_ratio, partial)
+        # _mm256_cvtps_epi32 then saturating packs: clamp first, same result in range.
+        bounded = tirx.max(tirx.min(total, f32(float(hi))), f32(float(lo)))
+        return round_half_even_expr(bounded).astype(out_dtype)
+
+    return te.compute(lhs.shape, body, name="qlinear_add", tag=ELEMWISE)
+
+
+def quantize_linear(data: te.Tensor, *, scale: float, zero_point: int, out_dtype: str) -> te.Tensor:
+    """ONNX ``QuantizeLinear`` as MLAS does it: x / scale in float32, clamped to
+    [lo - zp, hi - zp], rounded to nearest even, plus zp."""
+    lo, hi = RANGES[out_dtype]
+
+    def body(*idx: Expr) -> Expr:
+        quotient = data[idx] / f32(scale)
+        bounded = tirx.max(
+            tirx.min(quotient, f32(float(hi - zero_point))), f32(float(lo - zero_point))
+        )
+        return (round_half_even_expr(bounded) + c32(zero_point)).astype(out_dtype)
+
+    return te.compute(data.shape, body, name="quantize", tag=ELEMWISE)
+
+
+def dequantize_linear(data: te.Tensor, *, scale: float, zero_point: int) -> te.Tensor:
+    """ONNX ``DequantizeLinear``: float(int32(x) - zp) * scale, float32."""
+    return te.compute(
+        data.shape,
+        lambda *idx: (data[idx].astype("int32") - c32(zero_point)).astype("float32") * f32(scale),
+        name="dequantize",
+        tag=ELEMWISE,
+    )
+
+
+def flatten(data: te.Tensor, *, out_shape: Sequence[int]) -> te.Tensor:
+    from aot.ops.int8 import reshape
+
+    return reshape(data, out_shape=out_shape)
+
+
+__all__ = [
+    "INJECTIVE",
+    "conv_integer2d",
+    "dequantize_linear",
+    "flatten",
+    "max_pool2d",
+    "qlinear_add",
+    "qlinear_conv2d",
+    "qlinear_global_average_pool",
+    "qlinear_matmul",
+    "quantize_linear",
+    "requantize_float_expr",
+    "round_half_even_expr",
+]
