@@ -1,0 +1,237 @@
+"""Each int8 ONNX operator against onnxruntime, randomized over shapes, zero points,
+per-channel scales and saturation. Many independent cases share one graph (one input and
+one output each), so one compile checks them all."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from tests.onnx_int8.helpers import assert_matches_onnxruntime, make_model, random_int
+
+pytestmark = pytest.mark.unit
+
+CASES = 8  # per graph
+INPUT_SETS = 4
+
+
+class Graph:
+    """Accumulates independent one-operator cases into one model."""
+
+    def __init__(self) -> None:
+        self.nodes, self.inputs, self.outputs, self.inits = [], [], [], {}
+        self.count = 0
+
+    def name(self, stem: str) -> str:
+        return f"{stem}{self.count}"
+
+    def const(self, stem: str, value) -> str:
+        name = self.name(stem)
+        self.inits[name] = np.asarray(value)
+        return name
+
+    def qparams(self, rng, stem: str, dtype: str, scale: float | None = None):
+        zp = int(rng.integers(-20, 21)) if dtype == "int8" else int(rng.integers(100, 156))
+        s = np.float32(scale if scale is not None else rng.uniform(0.005, 0.1))
+        return self.const(f"{stem}_s", s), self.const(f"{stem}_z", np.array(zp, dtype=dtype))
+
+    def add(self, node, inputs, output) -> None:
+        self.nodes.append(node)
+        self.inputs.extend(inputs)
+        self.outputs.append(output)
+        self.count += 1
+
+    def save(self, path):
+        return make_model(self.nodes, self.inputs, self.outputs, self.inits, path)
+
+    def random_inputs(self, rng):
+        return [
+            [random_int(rng, s, d) if d != "float32" else rng.normal(0, 4, s).astype(np.float32)
+             for _, d, s in self.inputs]
+            for _ in range(INPUT_SETS)
+        ]  # fmt: skip
+
+
+def _out_scale(rng, acc_scale: float, depth: int) -> float:
+    """An output scale that makes some results saturate and most not."""
+    typical = acc_scale * 60.0 * np.sqrt(depth) * 40.0
+    return float(typical / rng.uniform(40, 200))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_conv_matches_onnxruntime(act, tmp_path) -> None:
+    rng = np.random.default_rng(11 if act == "int8" else 12)
+    g = Graph()
+    for _ in range(CASES):
+        group = 1
+        c_in = int(rng.integers(1, 6))
+        if rng.random() < 0.3:
+            group = c_in  # depthwise
+        c_out = group * int(rng.integers(1, 4)) if group > 1 else int(rng.integers(1, 7))
+        k = (int(rng.choice([1, 3])), int(rng.choice([1, 3])))
+        h, w = int(rng.integers(k[0], 9)), int(rng.integers(k[1], 9))
+        strides = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+        dil = [1, 1] if rng.random() < 0.7 else [2, 1]
+        if (h - 1) < dil[0] * (k[0] - 1):
+            dil = [1, 1]
+        pads = [int(p) for p in rng.integers(0, 2, size=4)]
+        # int8 weights with 7 significant bits: onnxruntime's AVX2 u8s8 kernels add
+        # products pairwise in int16 with saturation, which a full-range pair can reach.
+        weight = rng.integers(-63, 64, size=(c_out, c_in // group, *k), dtype=np.int8)
+        per_channel = rng.random() < 0.6
+        w_scale = rng.uniform(0.002, 0.05, c_out) if per_channel else rng.uniform(0.002, 0.05)
+        x_s, x_z = g.qparams(rng, "xs", act)
+        depth = c_in // group * k[0] * k[1]
+        y_scale = _out_scale(rng, float(g.inits[x_s]) * float(np.mean(w_scale)), depth)
+        y_s, y_z = g.qparams(rng, "ys", act, y_scale)
+        bias = rng.integers(-3000, 3000, size=c_out, dtype=np.int32)
+        names = [
+            g.name("x"), x_s, x_z, g.const("w", weight),
+            g.const("ws", np.asarray(w_scale, np.float32)),
+            g.const("wz", np.zeros(c_out if per_channel else (), np.int8)), y_s, y_z,
+            g.const("b", bias),
+        ]  # fmt: skip
+        node = helper.make_node(
+            "QLinearConv", names, [g.name("y")], group=group, strides=strides, pads=pads,
+            dilations=dil, kernel_shape=list(k),
+        )  # fmt: skip
+        out_h = (h + pads[0] + pads[2] - dil[0] * (k[0] - 1) - 1) // strides[0] + 1
+        out_w = (w + pads[1] + pads[3] - dil[1] * (k[1] - 1) - 1) // strides[1] + 1
+        g.add(node, [(g.name("x"), act, [1, c_in, h, w])],
+              (g.name("y"), act, [1, c_out, out_h, out_w]))  # fmt: skip
+    assert_matches_onnxruntime(g.save(tmp_path / "conv.onnx"), g.random_inputs(rng))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_matmul_and_qgemm_match_onnxruntime(act, tmp_path) -> None:
+    rng = np.random.default_rng(21 if act == "int8" else 22)
+    g = Graph()
+    for case in range(CASES):
+        m, k, n = int(rng.integers(1, 5)), int(rng.integers(1, 40)), int(rng.integers(1, 9))
+        weight_zp = int(rng.integers(-5, 6))
+        x_s, x_z = g.qparams(rng, "xs", act)
+        gemm = case % 2 == 1
+        per_channel = gemm and rng.random() < 0.6
+        w_scale = rng.uniform(0.002, 0.05, n) if per_channel else rng.uniform(0.002, 0.05)
+        alpha = float(np.float32(rng.uniform(0.5, 2.0))) if gemm else 1.0
+        y_scale = alpha * _out_scale(rng, float(g.inits[x_s]) * float(np.mean(w_scale)), k)
+        y_s, y_z = g.qparams(rng, "ys", act, y_scale)
+        transpose = gemm and rng.random() < 0.5
+        shape = (n, k) if transpose else (k, n)
+        weight = rng.integers(-63, 64, size=shape, dtype=np.int8)
+        wz = np.full(n if per_channel else (), weight_zp if not gemm else 0, np.int8)
+        w_names = [g.const("w", weight), g.const("ws", np.asarray(w_scale, np.float32)),
+                   g.const("wz", wz)]  # fmt: skip
+        batch = [] if gemm or rng.random() < 0.5 else [int(rng.integers(1, 3))]
+        if gemm:
+            bias = g.const("b", rng.integers(-2000, 2000, size=n, dtype=np.int32))
+            node = helper.make_node(
+                "QGemm", [g.name("x"), x_s, x_z, *w_names, bias, y_s, y_z], [g.name("y")],
+                domain="com.microsoft", alpha=alpha, transB=int(transpose),
+            )  # fmt: skip
+        else:
+            node = helper.make_node(
+                "QLinearMatMul", [g.name("x"), x_s, x_z, *w_names, y_s, y_z], [g.name("y")]
+            )
+        g.add(node, [(g.name("x"), act, [*batch, m, k])], (g.name("y"), act, [*batch, m, n]))
+    assert_matches_onnxruntime(g.save(tmp_path / "matmul.onnx"), g.random_inputs(rng))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_add_matches_onnxruntime(act, tmp_path) -> None:
+    rng = np.random.default_rng(31 if act == "int8" else 32)
+    g = Graph()
+    for _ in range(CASES):
+        shape = [1, int(rng.integers(1, 5)), int(rng.integers(1, 7)), int(rng.integers(1, 40))]
+        a_s, a_z = g.qparams(rng, "as", act)
+        b_s, b_z = g.qparams(rng, "bs", act)
+        # Output scales below the inputs' saturate the sum.
+        y_s, y_z = g.qparams(rng, "ys", act, float(g.inits[a_s]) * rng.uniform(0.5, 3.0))
+        node = helper.make_node(
+            "QLinearAdd", [g.name("a"), a_s, a_z, g.name("b"), b_s, b_z, y_s, y_z],
+            [g.name("y")], domain="com.microsoft",
+        )  # fmt: skip
+        g.add(node, [(g.name("a"), act, shape), (g.name("b"), act, shape)],
+              (g.name("y"), act, shape))  # fmt: skip
+    assert_matches_onnxruntime(g.save(tmp_path / "add.onnx"), g.random_inputs(rng))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_global_average_pool_and_max_pool_match_onnxruntime(act, tmp_path) -> None:
+    rng = np.random.default_rng(41 if act == "int8" else 42)
+    g = Graph()
+    for case in range(CASES):
+        shape = [int(rng.integers(1, 3)), int(rng.integers(1, 9)), int(rng.integers(1, 9)),
+                 int(rng.integers(1, 9))]  # fmt: skip
+        if case % 2 == 0:
+            x_s, x_z = g.qparams(rng, "xs", act)
+            y_s, y_z = g.qparams(rng, "ys", act, float(g.inits[x_s]) * rng.uniform(0.3, 2.0))
+            node = helper.make_node(
+                "QLinearGlobalAveragePool", [g.name("x"), x_s, x_z, y_s, y_z], [g.name("y")],
+                domain="com.microsoft", channels_last=0,
+            )  # fmt: skip
+            g.add(node, [(g.name("x"), act, shape)], (g.name("y"), act, [*shape[:2], 1, 1]))
+        else:
+            k = [
+                int(rng.integers(1, min(shape[2], 3) + 1)),
+                int(rng.integers(1, min(shape[3], 3) + 1)),
+            ]
+            strides = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+            pads = [int(rng.integers(0, k[0])), int(rng.integers(0, k[1]))] * 2
+            node = helper.make_node(
+                "MaxPool", [g.name("x")], [g.name("y")], kernel_shape=k, strides=strides,
+                pads=pads,
+            )  # fmt: skip
+            out = [(shape[2] + 2 * pads[0] - k[0]) // strides[0] + 1,
+                   (shape[3] + 2 * pads[1] - k[1]) // strides[1] + 1]  # fmt: skip
+            g.add(node, [(g.name("x"), act, shape)], (g.name("y"), act, [*shape[:2], *out]))
+    assert_matches_onnxruntime(g.save(tmp_path / "pool.onnx"), g.random_inputs(rng))
+
+
+def test_conv_integer_and_matmul_integer_match_onnxruntime(tmp_path) -> None:
+    rng = np.random.default_rng(51)
+    g = Graph()
+    for case in range(CASES):
+        x_zp = g.const("xz", np.array(int(rng.integers(0, 256)), np.uint8))
+        w_zp = g.const("wz", np.array(int(rng.integers(0, 256)), np.uint8))
+        if case % 2 == 0:
+            c_in, c_out = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+            h, w = int(rng.integers(3, 8)), int(rng.integers(3, 8))
+            weight = g.const("w", random_int(rng, (c_out, c_in, 3, 3), "uint8"))
+            node = helper.make_node(
+                "ConvInteger", [g.name("x"), weight, x_zp, w_zp], [g.name("y")],
+                pads=[1, 1, 1, 1], kernel_shape=[3, 3],
+            )  # fmt: skip
+            g.add(node, [(g.name("x"), "uint8", [1, c_in, h, w])],
+                  (g.name("y"), "int32", [1, c_out, h, w]))  # fmt: skip
+        else:
+            m, k, n = int(rng.integers(1, 5)), int(rng.integers(1, 30)), int(rng.integers(1, 7))
+            weight = g.const("w", random_int(rng, (k, n), "uint8"))
+            node = helper.make_node(
+                "MatMulInteger", [g.name("x"), weight, x_zp, w_zp], [g.name("y")]
+            )
+            g.add(node, [(g.name("x"), "uint8", [m, k])], (g.name("y"), "int32", [m, n]))
+    assert_matches_onnxruntime(g.save(tmp_path / "integer.onnx"), g.random_inputs(rng))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_quantize_and_dequantize_linear_match_onnxruntime(act, tmp_path) -> None:
+    """float -> QuantizeLinear -> DequantizeLinear -> float: ties round to even, values
+    beyond the range saturate."""
+    rng = np.random.default_rng(61 if act == "int8" else 62)
+    g = Graph()
+    for _ in range(CASES):
+        shape = [int(rng.integers(1, 4)), int(rng.integers(1, 30))]
+        s, z = g.qparams(rng, "s", act, float(rng.choice([0.5, 0.25, rng.uniform(0.01, 0.1)])))
+        q = helper.make_node("QuantizeLinear", [g.name("x"), s, z], [g.name("q")])
+        g.nodes.append(q)
+        node = helper.make_node("DequantizeLinear", [g.name("q"), s, z], [g.name("y")])
+        g.add(node, [(g.name("x"), "float32", shape)], (g.name("y"), "float32", shape))
+    inputs = g.random_inputs(rng)
+    # Exact halves of the scale: the ties that nearest-even and half-away rounding split.
+    for batch in inputs:
+        for k, x in enumerate(batch):
+            scale = float(g.inits[f"s_s{k}"])
+            x[..., ::3] = (np.round(x[..., ::3] / scale) + 0.5) * scale
+    assert_matches_onnxruntime(g.save(tmp_path / "quantize.onnx"), inputs)
