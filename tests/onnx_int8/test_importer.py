@@ -1,0 +1,64 @@
+"""Frontend selection and the one-line errors of the int8 ONNX importer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from aot.cli import main
+from aot.errors import UnsupportedError
+from aot.frontend import import_model
+from tests.onnx_int8.helpers import make_model, quantize, small_cnn
+
+pytestmark = pytest.mark.unit
+
+
+def _sigmoid_qdq(path):
+    """x -> Q -> DQ -> Sigmoid -> Q -> DQ: a QDQ group of an operator aot lacks."""
+    s, z = np.float32(0.05), np.array(0, np.int8)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]),
+        helper.make_node("Sigmoid", ["xf"], ["sf"], name="act"),
+        helper.make_node("QuantizeLinear", ["sf", "s", "z"], ["sq"]),
+        helper.make_node("DequantizeLinear", ["sq", "s", "z"], ["y"]),
+    ]
+    return make_model(nodes, [("x", "float32", [1, 4])], [("y", "float32", [1, 4])],
+                      {"s": s, "z": z}, path)  # fmt: skip
+
+
+def test_auto_picks_the_int8_importer_for_quantized_onnx_only(tmp_path) -> None:
+    float_model = small_cnn(tmp_path / "cnn.onnx")
+    assert import_model(float_model).frontend == "relax-onnx"
+    qdq = quantize(float_model, tmp_path / "qdq.onnx", "qdq", "int8", True)
+    assert import_model(qdq).frontend == "aot-onnx-int8"
+    qop = quantize(float_model, tmp_path / "qop.onnx", "qop", "uint8", False)
+    assert import_model(qop, "onnx-int8").frontend == "aot-onnx-int8"
+
+
+def test_an_operator_aot_lacks_is_named_with_its_index(tmp_path) -> None:
+    with pytest.raises(UnsupportedError) as info:
+        import_model(_sigmoid_qdq(tmp_path / "sigmoid.onnx"))
+    message = str(info.value)
+    assert "operator #2 Sigmoid (node 'act')" in message
+    assert "docs/operators.md" in message and "\n" not in message
+
+
+def test_broadcast_qlinear_add_is_refused_in_one_line(tmp_path) -> None:
+    s, z = np.float32(0.05), np.array(3, np.int8)
+    node = helper.make_node(
+        "QLinearAdd", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y"], domain="com.microsoft"
+    )
+    path = make_model([node], [("a", "int8", [1, 4]), ("b", "int8", [1, 1])],
+                      [("y", "int8", [1, 4])], {"s": s, "z": z}, tmp_path / "add.onnx")  # fmt: skip
+    with pytest.raises(UnsupportedError, match=r"operator #0 QLinearAdd: inputs \[1, 4\] and"):
+        import_model(path)
+
+
+def test_aot_build_reports_the_error_in_one_line(tmp_path, capsys) -> None:
+    code = main(["build", str(_sigmoid_qdq(tmp_path / "m.onnx")), "-o", str(tmp_path / "o")])
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert code == UnsupportedError.exit_code
+    assert len(errors) == 1 and errors[0].startswith("error: "), errors
+    assert "operator #2 Sigmoid" in errors[0] and "Traceback" not in errors[0]
