@@ -153,6 +153,9 @@ class _Importer:
             for name in node.input:
                 self.consumers.setdefault(name, []).append(index)
         self.outputs = {v.name for v in self.graph.output}
+        self.opset = next(
+            (int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), 13
+        )
         # DequantizeLinear outputs not yet materialized: float name -> (q name, params).
         self.dequantized: dict[str, tuple[str, _QParams]] = {}
         # Nodes folded into an earlier group (their index), and the group's source entry.
@@ -738,6 +741,212 @@ def _reshape_like(imp: _Importer, bb: Any, node: Any, x: _Value) -> tuple[Any, _
     return result, _Value(result, shape, x.dtype, x.scale, x.zero_point)
 
 
+def _mul(
+    imp: _Importer,
+    bb: Any,
+    a: _Value,
+    aq: _QParams,
+    b: _Value,
+    bq: _QParams,
+    y: _QParams,
+    lo_hi: tuple,
+) -> tuple[Any, _Value]:
+    from aot.ops import int8_onnx
+
+    for v, role in ((a, "the first input"), (b, "the second input")):
+        imp.expect(v, (y.dtype,), role)
+    if lo_hi != (None, None):
+        raise imp.unsupported("a Relu or Clip after Mul is not supported")
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
+    except ValueError:
+        raise imp.unsupported(
+            f"inputs {list(a.shape)} and {list(b.shape)} do not broadcast"
+        ) from None
+    ratio = _div32(_mul32(aq.s, bq.s), y.s)
+    # The SSE2 kernel converts without clamping: a product past 2**31 would saturate the
+    # wrong way there, so such scales are refused rather than matched.
+    if 65536 * ratio >= 2.0**31:
+        raise imp.unsupported("the input scales are too large for the output scale")
+    result = imp.emit(
+        bb, int8_onnx.qlinear_mul, a.expr, b.expr, name="qlinear_mul", out_shape=shape,
+        ratio=ratio, lhs_zp=aq.zp, rhs_zp=bq.zp, output_zp=y.zp, out_dtype=y.dtype,
+    )  # fmt: skip
+    return result, _Value(result, shape, y.dtype, y.s, y.zp)
+
+
+def _pool_geometry(imp: _Importer, node: Any, x: _Value) -> dict[str, Any]:
+    attrs = _attrs(node)
+    if len(x.shape) != 4:
+        raise imp.unsupported("only 2-D pooling (4-D NCHW input) is supported")
+    if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET") or attrs.get("ceil_mode", 0):
+        raise imp.unsupported("auto_pad and ceil_mode are not supported")
+    if attrs.get("channels_last", 0):
+        raise imp.unsupported("channels_last is not supported")
+    kernel = tuple(int(k) for k in attrs["kernel_shape"])
+    strides = tuple(int(s) for s in attrs.get("strides", (1, 1)))
+    dilations = tuple(int(d) for d in attrs.get("dilations", (1, 1)))
+    pads = tuple(int(p) for p in attrs.get("pads", (0, 0, 0, 0)))
+    n, c, h, w = x.shape
+    out_h = (h + pads[0] + pads[2] - dilations[0] * (kernel[0] - 1) - 1) // strides[0] + 1
+    out_w = (w + pads[1] + pads[3] - dilations[1] * (kernel[1] - 1) - 1) // strides[1] + 1
+    return {
+        "out_shape": (n, c, out_h, out_w), "kernel": kernel, "strides": strides,
+        "pads": pads[:2], "dilations": dilations,
+    }  # fmt: skip
+
+
+def _average_pool(
+    imp: _Importer, bb: Any, node: Any, x: _Value, xq: _QParams, y: _QParams, lo_hi: tuple
+) -> tuple[Any, _Value]:
+    from aot.ops import int8_onnx
+
+    imp.expect(x, (y.dtype,), "the input")
+    if lo_hi != (None, None):
+        raise imp.unsupported("a Relu or Clip after AveragePool is not supported")
+    geometry = _pool_geometry(imp, node, x)
+    if geometry.pop("dilations") != (1, 1):
+        raise imp.unsupported("dilations are not supported")
+    result = imp.emit(
+        bb, int8_onnx.qlinear_average_pool, x.expr, name="qlinear_average_pool",
+        count_include_pad=bool(_attrs(node).get("count_include_pad", 0)), input_scale=xq.s,
+        input_zp=xq.zp, output_scale=y.s, output_zp=y.zp, **geometry,
+    )  # fmt: skip
+    return result, _Value(result, geometry["out_shape"], y.dtype, y.s, y.zp)
+
+
+def _requantize_table(
+    xq: _QParams, y: _QParams, transform: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """onnxruntime ``QlinearBuildLookupTable``: entry ``i`` is for the input whose byte is
+    i: dequantized in float32, transformed, then QuantizeLinear (x / scale, nearest even)."""
+    lo, hi = _RANGES[y.dtype]
+    raw = np.arange(256, dtype=np.uint8).view(xq.dtype).astype(np.int32)
+    dequantized = np.float32(xq.s) * (raw - xq.zp).astype(np.float32)
+    quotient = transform(dequantized).astype(np.float32) / np.float32(y.s)
+    bounded = np.clip(quotient, np.float32(lo - y.zp), np.float32(hi - y.zp))
+    return (np.rint(bounded).astype(np.int32) + y.zp).astype(y.dtype)
+
+
+def _concat(
+    imp: _Importer, bb: Any, node: Any, parts: list[tuple[_Value, _QParams]], y: _QParams
+) -> tuple[Any, _Value]:
+    from tvm import relax
+
+    from aot.ops import int8_onnx
+
+    axis = int(_attrs(node).get("axis", 0))
+    rank = len(parts[0][0].shape)
+    axis = axis % rank
+    tables, flags = [], []
+    for v, q in parts:
+        imp.expect(v, (y.dtype,), "an input")
+        if len(v.shape) != rank or any(
+            d != e for k, (d, e) in enumerate(zip(v.shape, parts[0][0].shape)) if k != axis
+        ):
+            raise imp.unsupported("the inputs' shapes differ outside the concatenation axis")
+        same = (q.s, q.zp) == (y.s, y.zp)
+        flags.append(not same)
+        if not same:
+            tables.append(relax.const(_requantize_table(q, y, lambda v: v)))
+    shape = list(parts[0][0].shape)
+    shape[axis] = sum(v.shape[axis] for v, _ in parts)
+    values = [v.expr for v, _ in parts] + tables
+
+    def concat(*tensors: Any) -> Any:
+        return int8_onnx.qlinear_concat(*tensors, axis=axis, out_shape=shape, tables=flags)
+
+    result = imp.emit(bb, concat, *values, name="qlinear_concat")
+    return result, _Value(result, tuple(shape), y.dtype, y.s, y.zp)
+
+
+def _ort_table(op: str, xq: _QParams, y: _QParams, attrs: dict[str, Any]) -> np.ndarray:
+    """The 256-entry table onnxruntime builds for a lookup-table operator, read back by
+    running it on every byte: MlasComputeLogistic is a platform-specific approximation
+    (an FMA3 kernel on x86), so only onnxruntime itself can say what it computes."""
+    from aot.errors import ConfigError
+
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        raise ConfigError(
+            f"{op} needs onnxruntime to build its lookup table: pip install onnxruntime"
+        ) from None
+    elem = TensorProto.INT8 if xq.dtype == "int8" else TensorProto.UINT8
+    inits = [
+        numpy_helper.from_array(np.float32(xq.s), "xs"),
+        numpy_helper.from_array(np.array(xq.zp, xq.dtype), "xz"),
+        numpy_helper.from_array(np.float32(y.s), "ys"),
+        numpy_helper.from_array(np.array(y.zp, y.dtype), "yz"),
+    ]
+    node = helper.make_node(op, ["x", "xs", "xz", "ys", "yz"], ["y"], domain=MS_DOMAIN, **attrs)
+    graph = helper.make_graph(
+        [node], "table", [helper.make_tensor_value_info("x", elem, [256])],
+        [helper.make_tensor_value_info("y", elem, [256])], inits,
+    )  # fmt: skip
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS_DOMAIN, 1)]
+    )
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    raw = np.arange(256, dtype=np.uint8).view(xq.dtype)
+    return np.asarray(session.run(None, {"x": raw})[0], dtype=y.dtype)
+
+
+def _lookup(
+    imp: _Importer, bb: Any, op: str, x: _Value, xq: _QParams, y: _QParams, attrs: dict[str, Any]
+) -> tuple[Any, _Value]:
+    from tvm import relax
+
+    from aot.ops import int8_onnx
+
+    imp.expect(x, (y.dtype,), "the input")
+    table = relax.const(_ort_table(op, xq, y, attrs))
+    name = "qlinear_sigmoid" if op == "QLinearSigmoid" else "qlinear_leaky_relu"
+    result = imp.emit(bb, int8_onnx.lookup_table, x.expr, table, name=name)
+    return result, _Value(result, x.shape, y.dtype, y.s, y.zp)
+
+
+def softmax_table(x_scale: float, depth: int, signed: bool) -> np.ndarray:
+    """onnxruntime's QLinearSoftmax exp table (``QlinearBuildLookupTableUint32``): exp in
+    double of (i - 255 + shift) * x_scale, the shift keeping a row's sum below FLT_MAX."""
+    import math
+
+    flt_max = np.float32(np.finfo(np.float32).max)
+    shift = math.log(float(flt_max / np.float32(depth)))
+    shift = max(0.0, shift - 5.0) / float(np.float32(x_scale))
+    table = np.empty(256, np.float32)
+    for i in range(256):
+        index = (i - 128) & 255 if signed else i
+        table[index] = np.float32(math.exp((float(i) - 255 + shift) * float(np.float32(x_scale))))
+    return table
+
+
+def _softmax(
+    imp: _Importer, bb: Any, node: Any, x: _Value, xq: _QParams, y: _QParams, opset: int
+) -> tuple[Any, _Value]:
+    from tvm import relax
+
+    from aot.ops import int8_onnx
+
+    imp.expect(x, (y.dtype,), "the input")
+    attrs = _attrs(node)
+    rank = len(x.shape)
+    axis = int(attrs.get("axis", -1 if opset >= 13 else 1)) % rank
+    if axis != rank - 1:
+        raise imp.unsupported("only the last axis is supported")
+    factor = float(np.floor(np.float32(1.0) / np.float32(y.s)))
+    if factor >= 2.0**22:
+        raise imp.unsupported("the output scale is too small")
+    table = relax.const(softmax_table(xq.s, x.shape[-1], xq.dtype == "int8"))
+    result = imp.emit(
+        bb, int8_onnx.qlinear_softmax, x.expr, table, name="qlinear_softmax", y_factor=factor,
+        output_zp=y.zp,
+    )  # fmt: skip
+    return result, _Value(result, x.shape, y.dtype, y.s, y.zp)
+
+
 # -- QOperator handlers: (importer, bb, node) -> (result, value) ---------------------------
 
 
@@ -856,12 +1065,72 @@ def _q_reshape(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
     return _reshape_like(imp, bb, node, x)
 
 
+def _qlinear_mul(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
+    a, as_, az, b, bs, bz, ys, yz = _inputs(node, 8)
+    av, bv = imp.activation(a), imp.activation(b)
+    return _mul(
+        imp, bb, av, imp.qparams(as_, az, av.dtype), bv, imp.qparams(bs, bz, bv.dtype),
+        imp.qparams(ys, yz, av.dtype), (None, None),
+    )  # fmt: skip
+
+
+def _qlinear_average_pool(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
+    x, xs, xz, ys, yz = _inputs(node, 5)
+    xv = imp.activation(x)
+    return _average_pool(
+        imp, bb, node, xv, imp.qparams(xs, xz, xv.dtype), imp.qparams(ys, yz, xv.dtype),
+        (None, None),
+    )  # fmt: skip
+
+
+def _qlinear_concat(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
+    names = list(node.input)
+    if len(names) < 5 or (len(names) - 2) % 3:
+        raise ModelError(
+            f"{imp.source}: {DAMAGED}: operator #{imp.index} QLinearConcat: its inputs must "
+            "be Y_scale, Y_zero_point and (tensor, scale, zero point) triples"
+        )
+    parts = []
+    for k in range(2, len(names), 3):
+        v = imp.activation(names[k])
+        parts.append((v, imp.qparams(names[k + 1], names[k + 2], v.dtype)))
+    y = imp.qparams(names[0], names[1], parts[0][0].dtype)
+    return _concat(imp, bb, node, parts, y)
+
+
+def _qlinear_lookup(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
+    x, xs, xz, ys, yz = _inputs(node, 5)
+    xv = imp.activation(x)
+    attrs = {}
+    if node.op_type == "QLinearLeakyRelu":
+        attrs["alpha"] = _f32(_attrs(node).get("alpha", 0.01))
+    return _lookup(
+        imp, bb, node.op_type, xv, imp.qparams(xs, xz, xv.dtype), imp.qparams(ys, yz, xv.dtype),
+        attrs,
+    )  # fmt: skip
+
+
+def _qlinear_softmax(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
+    x, xs, xz, ys, yz = _inputs(node, 5)
+    xv = imp.activation(x)
+    opset = int(_attrs(node).get("opset", 13))
+    return _softmax(
+        imp, bb, node, xv, imp.qparams(xs, xz, xv.dtype), imp.qparams(ys, yz, xv.dtype), opset
+    )
+
+
 _QOPERATOR: dict[str, Callable[[_Importer, Any, Any], tuple[Any, _Value]]] = {
     "QLinearConv": _qlinear_conv,
     "QLinearMatMul": _qlinear_matmul,
     "QGemm": _qgemm,
     "QLinearAdd": _qlinear_add,
     "QLinearGlobalAveragePool": _qlinear_gap,
+    "QLinearMul": _qlinear_mul,
+    "QLinearAveragePool": _qlinear_average_pool,
+    "QLinearConcat": _qlinear_concat,
+    "QLinearSigmoid": _qlinear_lookup,
+    "QLinearLeakyRelu": _qlinear_lookup,
+    "QLinearSoftmax": _qlinear_softmax,
     "ConvInteger": _conv_integer,
     "MatMulInteger": _matmul_integer,
     "MaxPool": _q_max_pool,
@@ -931,12 +1200,52 @@ def _qdq_data_movement(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: t
     return _reshape_like(imp, bb, node, x)
 
 
+def _qdq_mul(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
+    a, aq = imp.dq_input(node.input[0])
+    b, bq = imp.dq_input(node.input[1])
+    return _mul(imp, bb, a, aq, b, bq, y, lo_hi)
+
+
+def _qdq_average_pool(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
+    x, xq = imp.dq_input(node.input[0])
+    return _average_pool(imp, bb, node, x, xq, y, lo_hi)
+
+
+def _qdq_concat(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
+    if lo_hi != (None, None):
+        raise imp.unsupported("a Relu or Clip after Concat is not supported")
+    return _concat(imp, bb, node, [imp.dq_input(name) for name in node.input], y)
+
+
+def _qdq_lookup(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
+    x, xq = imp.dq_input(node.input[0])
+    if lo_hi != (None, None):
+        raise imp.unsupported(f"a Relu or Clip after {node.op_type} is not supported")
+    if node.op_type == "Sigmoid":
+        return _lookup(imp, bb, "QLinearSigmoid", x, xq, y, {})
+    alpha = _f32(_attrs(node).get("alpha", 0.01))
+    return _lookup(imp, bb, "QLinearLeakyRelu", x, xq, y, {"alpha": alpha})
+
+
+def _qdq_softmax(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
+    x, xq = imp.dq_input(node.input[0])
+    if lo_hi != (None, None):
+        raise imp.unsupported("a Relu or Clip after Softmax is not supported")
+    return _softmax(imp, bb, node, x, xq, y, imp.opset)
+
+
 _QDQ: dict[str, Callable[..., tuple[Any, _Value]]] = {
     "Conv": _qdq_conv,
     "MatMul": _qdq_matmul,
     "Gemm": _qdq_matmul,
     "Add": _qdq_add,
     "GlobalAveragePool": _qdq_gap,
+    "Mul": _qdq_mul,
+    "AveragePool": _qdq_average_pool,
+    "Concat": _qdq_concat,
+    "Sigmoid": _qdq_lookup,
+    "LeakyRelu": _qdq_lookup,
+    "Softmax": _qdq_softmax,
     "MaxPool": _qdq_data_movement,
     "Reshape": _qdq_data_movement,
     "Flatten": _qdq_data_movement,

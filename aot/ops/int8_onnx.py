@@ -309,6 +309,164 @@ def qlinear_add(
     return te.compute(lhs.shape, body, name="qlinear_add", tag=ELEMWISE)
 
 
+def qlinear_mul(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    ratio: float,
+    lhs_zp: int,
+    rhs_zp: int,
+    output_zp: int,
+    out_dtype: str,
+) -> te.Tensor:
+    """MLAS ``MlasQLinearMulKernel`` (SSE2, the x86 path) with numpy broadcasting:
+    float(a - zp_a) * float(b - zp_b) (exact) * ratio, rounded to nearest even, plus zp,
+    saturated; ``ratio`` is float32 a_scale * b_scale / y_scale."""
+    from aot.ops.int8 import _broadcast_index
+
+    rank = len(out_shape)
+
+    def body(*idx: Expr) -> Expr:
+        a = _wide(lhs[_broadcast_index(idx, _shape(lhs), rank)], lhs_zp)
+        b = _wide(rhs[_broadcast_index(idx, _shape(rhs), rank)], rhs_zp)
+        return requantize_float_expr(a * b, f32(ratio), output_zp, out_dtype)
+
+    return te.compute(tuple(out_shape), body, name="qlinear_mul", tag=ELEMWISE)
+
+
+def qlinear_average_pool(
+    data: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, int],
+    count_include_pad: bool,
+    input_scale: float,
+    input_zp: int,
+    output_scale: float,
+    output_zp: int,
+) -> te.Tensor:
+    """onnxruntime ``QLinearAveragePool`` (NCHW): the float32 sum of the dequantized
+    in-image taps, row by row, divided by the tap count, then
+    nearbyintf(y / y_scale + y_zp) saturated."""
+    _, _, in_h, in_w = _shape(data)
+    lo, hi = RANGES[str(data.dtype)]
+    ry = te.reduce_axis((0, kernel[0]), "ry")
+    rx = te.reduce_axis((0, kernel[1]), "rx")
+
+    def tap(n: Expr, c: Expr, y: Expr, x: Expr) -> Expr:
+        iy = y * strides[0] - pads[0] + ry
+        ix = x * strides[1] - pads[1] + rx
+        inside = _in_image(iy, ix, in_h, in_w)
+        value = _wide(data[n, c, iy, ix], input_zp).astype("float32") * f32(input_scale)
+        # Adding +0.0 for a padded tap leaves the sum as onnxruntime's, which skips it.
+        return tirx.if_then_else(inside, value, f32(0.0))
+
+    total = te.compute(
+        tuple(out_shape),
+        lambda n, c, y, x: te.sum(tap(n, c, y, x), axis=[ry, rx]),
+        name="sum",
+        tag="pool_sum_qlinear",
+    )
+
+    def extent(start: Expr, size: int, k: int) -> Expr:
+        return tirx.min(start + k, size) - tirx.max(start, 0)
+
+    def body(n: Expr, c: Expr, y: Expr, x: Expr) -> Expr:
+        if count_include_pad:
+            count = f32(float(kernel[0] * kernel[1]))
+        else:
+            ys, xs = y * strides[0] - pads[0], x * strides[1] - pads[1]
+            taps = extent(ys, in_h, kernel[0]) * extent(xs, in_w, kernel[1])
+            count = taps.astype("int32").astype("float32")
+        mean = total[n, c, y, x] / count
+        shifted = mean / f32(output_scale) + f32(float(output_zp))
+        bounded = tirx.max(tirx.min(shifted, f32(float(hi))), f32(float(lo)))
+        return round_half_even_expr(bounded).astype(str(data.dtype))
+
+    return te.compute(tuple(out_shape), body, name="qlinear_average_pool", tag=ELEMWISE)
+
+
+def _byte(value: Expr) -> Expr:
+    """The unsigned byte of an int8/uint8 value: the index of onnxruntime's tables."""
+    return value.astype("int32") & c32(255)
+
+
+def lookup_table(data: te.Tensor, table: te.Tensor) -> te.Tensor:
+    """A 256-entry table indexed by the value's byte (QLinearSigmoid, QLinearLeakyRelu)."""
+    return te.compute(data.shape, lambda *idx: table[_byte(data[idx])], name="lut", tag=ELEMWISE)
+
+
+def qlinear_concat(
+    *inputs: te.Tensor, axis: int, out_shape: Sequence[int], tables: Sequence[bool]
+) -> te.Tensor:
+    """onnxruntime ``QLinearConcat``: ``inputs`` are the tensors followed by one 256-entry
+    table for each input whose flag in ``tables`` is set (a plain copy otherwise)."""
+    tensors = inputs[: len(tables)]
+    lut = iter(inputs[len(tables) :])
+    luts = [next(lut) if flag else None for flag in tables]
+    sizes = [_shape(t)[axis] for t in tensors]
+
+    def body(*idx: Expr) -> Expr:
+        result = None
+        start = 0
+        for t, table, size in zip(tensors, luts, sizes):
+            local = list(idx)
+            local[axis] = idx[axis] - start
+            value = t[tuple(local)]
+            if table is not None:
+                value = table[_byte(value)]
+            result = (
+                value if result is None else tirx.if_then_else(idx[axis] >= start, value, result)
+            )
+            start += size
+        return result
+
+    return te.compute(tuple(out_shape), body, name="qlinear_concat", tag=INJECTIVE)
+
+
+def qlinear_softmax(
+    data: te.Tensor, table: te.Tensor, *, y_factor: float, output_zp: int
+) -> te.Tensor:
+    """onnxruntime ``QLinearSoftmax`` over the last axis: a float32 table of exp values
+    indexed by (x - max) shifted to the table's end, their float32 sum in order, and
+    nearbyintf(e * y_factor / sum) + zp, capped at the type's maximum."""
+    shape = _shape(data)
+    depth = shape[-1]
+    signed = str(data.dtype) == "int8"
+    rc = te.reduce_axis((0, depth), "rc")
+    peak = te.compute(
+        shape[:-1],
+        lambda *o: te.max(data[(*o, rc)].astype("int32"), axis=rc),
+        name="row_max",
+        tag="softmax_qlinear",
+    )
+
+    def index(idx: Sequence[Expr]) -> Expr:
+        top = 127 if signed else 255
+        return (c32(top) - peak[tuple(idx[:-1])] + data[tuple(idx)].astype("int32")) & c32(255)
+
+    rs = te.reduce_axis((0, depth), "rs")
+    total = te.compute(
+        shape[:-1],
+        lambda *o: te.sum(table[index((*o, rs))], axis=rs),
+        name="sum_exp",
+        tag="softmax_qlinear",
+    )
+
+    def body(*idx: Expr) -> Expr:
+        ratio = (table[index(idx)] * f32(y_factor)) / total[tuple(idx[:-1])]
+        # A product past float32's range is inf; anything from 512 on saturates anyway,
+        # and bounding it keeps the conversion to int32 defined.
+        value = round_half_even_expr(tirx.min(ratio, f32(512.0))) + c32(output_zp)
+        # The value is at least the zero point, so only the top needs a bound.
+        return tirx.min(value, c32(RANGES[str(data.dtype)][1])).astype(str(data.dtype))
+
+    return te.compute(shape, body, name="qlinear_softmax", tag="softmax_qlinear")
+
+
 def quantize_linear(data: te.Tensor, *, scale: float, zero_point: int, out_dtype: str) -> te.Tensor:
     """ONNX ``QuantizeLinear`` as MLAS does it: x / scale in float32, clamped to
     [lo - zp, hi - zp], rounded to nearest even, plus zp."""
@@ -345,11 +503,16 @@ __all__ = [
     "conv_integer2d",
     "dequantize_linear",
     "flatten",
+    "lookup_table",
     "max_pool2d",
     "qlinear_add",
+    "qlinear_average_pool",
+    "qlinear_concat",
     "qlinear_conv2d",
     "qlinear_global_average_pool",
     "qlinear_matmul",
+    "qlinear_mul",
+    "qlinear_softmax",
     "quantize_linear",
     "requantize_float_expr",
     "round_half_even_expr",

@@ -14,13 +14,13 @@ from tests.onnx_int8.helpers import make_model, quantize, small_cnn
 pytestmark = pytest.mark.unit
 
 
-def _sigmoid_qdq(path):
-    """x -> Q -> DQ -> Sigmoid -> Q -> DQ: a QDQ group of an operator aot lacks."""
+def _tanh_qdq(path):
+    """x -> Q -> DQ -> Tanh -> Q -> DQ: a QDQ group of an operator aot lacks."""
     s, z = np.float32(0.05), np.array(0, np.int8)
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
         helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]),
-        helper.make_node("Sigmoid", ["xf"], ["sf"], name="act"),
+        helper.make_node("Tanh", ["xf"], ["sf"], name="act"),
         helper.make_node("QuantizeLinear", ["sf", "s", "z"], ["sq"]),
         helper.make_node("DequantizeLinear", ["sq", "s", "z"], ["y"]),
     ]
@@ -39,9 +39,9 @@ def test_auto_picks_the_int8_importer_for_quantized_onnx_only(tmp_path) -> None:
 
 def test_an_operator_aot_lacks_is_named_with_its_index(tmp_path) -> None:
     with pytest.raises(UnsupportedError) as info:
-        import_model(_sigmoid_qdq(tmp_path / "sigmoid.onnx"))
+        import_model(_tanh_qdq(tmp_path / "tanh.onnx"))
     message = str(info.value)
-    assert "operator #2 Sigmoid (node 'act')" in message
+    assert "operator #2 Tanh (node 'act')" in message
     assert "docs/operators.md" in message and "\n" not in message
 
 
@@ -57,8 +57,8 @@ def test_broadcast_qlinear_add_is_refused_in_one_line(tmp_path) -> None:
 
 
 def test_aot_build_reports_the_error_in_one_line(tmp_path, capsys) -> None:
-    code = main(["build", str(_sigmoid_qdq(tmp_path / "m.onnx")), "-o", str(tmp_path / "o")])
+    code = main(["build", str(_tanh_qdq(tmp_path / "m.onnx")), "-o", str(tmp_path / "o")])
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
     assert code == UnsupportedError.exit_code
     assert len(errors) == 1 and errors[0].startswith("error: "), errors
-    assert "operator #2 Sigmoid" in errors[0] and "Traceback" not in errors[0]
+    assert "operator #2 Tanh" in errors[0] and "Traceback" not in errors[0]

@@ -235,3 +235,103 @@ def test_quantize_and_dequantize_linear_match_onnxruntime(act, tmp_path) -> None
             scale = float(g.inits[f"s_s{k}"])
             x[..., ::3] = (np.round(x[..., ::3] / scale) + 0.5) * scale
     assert_matches_onnxruntime(g.save(tmp_path / "quantize.onnx"), inputs)
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_mul_matches_onnxruntime(act, tmp_path) -> None:
+    """numpy broadcasting included: the kernel's rounding does not depend on it."""
+    rng = np.random.default_rng(71 if act == "int8" else 72)
+    g = Graph()
+    for _ in range(CASES):
+        shape = [1, int(rng.integers(1, 5)), int(rng.integers(1, 6)), int(rng.integers(1, 20))]
+        other = [d if rng.random() < 0.6 else 1 for d in shape]
+        a_s, a_z = g.qparams(rng, "as", act)
+        b_s, b_z = g.qparams(rng, "bs", act)
+        product = float(g.inits[a_s]) * float(g.inits[b_s])
+        y_s, y_z = g.qparams(rng, "ys", act, product * rng.uniform(20, 400))
+        node = helper.make_node(
+            "QLinearMul", [g.name("a"), a_s, a_z, g.name("b"), b_s, b_z, y_s, y_z],
+            [g.name("y")], domain="com.microsoft",
+        )  # fmt: skip
+        g.add(node, [(g.name("a"), act, shape), (g.name("b"), act, other)],
+              (g.name("y"), act, shape))  # fmt: skip
+    assert_matches_onnxruntime(g.save(tmp_path / "mul.onnx"), g.random_inputs(rng))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_average_pool_matches_onnxruntime(act, tmp_path) -> None:
+    rng = np.random.default_rng(81 if act == "int8" else 82)
+    g = Graph()
+    for case in range(CASES):
+        shape = [1, int(rng.integers(1, 5)), int(rng.integers(2, 9)), int(rng.integers(2, 9))]
+        k = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+        k = [min(k[0], shape[2]), min(k[1], shape[3])]
+        strides = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+        pads = [int(rng.integers(0, k[0])), int(rng.integers(0, k[1]))] * 2
+        x_s, x_z = g.qparams(rng, "xs", act)
+        y_s, y_z = g.qparams(rng, "ys", act, float(g.inits[x_s]) * rng.uniform(0.3, 2.0))
+        node = helper.make_node(
+            "QLinearAveragePool", [g.name("x"), x_s, x_z, y_s, y_z], [g.name("y")],
+            domain="com.microsoft", kernel_shape=k, strides=strides, pads=pads,
+            count_include_pad=case % 2,
+        )  # fmt: skip
+        out = [(shape[2] + 2 * pads[0] - k[0]) // strides[0] + 1,
+               (shape[3] + 2 * pads[1] - k[1]) // strides[1] + 1]  # fmt: skip
+        g.add(node, [(g.name("x"), act, shape)], (g.name("y"), act, [*shape[:2], *out]))
+    assert_matches_onnxruntime(g.save(tmp_path / "avgpool.onnx"), g.random_inputs(rng))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_concat_matches_onnxruntime(act, tmp_path) -> None:
+    """Inputs with the output's parameters are copied, the others requantized."""
+    rng = np.random.default_rng(91 if act == "int8" else 92)
+    g = Graph()
+    for _ in range(CASES):
+        rank = int(rng.integers(2, 5))
+        base = [int(rng.integers(1, 5)) for _ in range(rank)]
+        axis = int(rng.integers(0, rank))
+        y_s, y_z = g.qparams(rng, "ys", act)
+        names, inputs = [y_s, y_z], []
+        for part in range(int(rng.integers(2, 4))):
+            shape = list(base)
+            shape[axis] = int(rng.integers(1, 4))
+            if part == 0:
+                s, z = y_s, y_z
+            else:
+                s, z = g.qparams(rng, f"s{part}_", act)
+            x = g.name(f"x{part}_")
+            names += [x, s, z]
+            inputs.append((x, act, shape))
+        out = list(base)
+        out[axis] = sum(shape[axis] for _, _, shape in inputs)
+        node = helper.make_node(
+            "QLinearConcat", names, [g.name("y")], domain="com.microsoft", axis=axis
+        )
+        g.add(node, inputs, (g.name("y"), act, out))
+    assert_matches_onnxruntime(g.save(tmp_path / "concat.onnx"), g.random_inputs(rng))
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_sigmoid_leaky_relu_and_softmax_match_onnxruntime(act, tmp_path) -> None:
+    rng = np.random.default_rng(101 if act == "int8" else 102)
+    g = Graph()
+    for case in range(CASES):
+        shape = [int(rng.integers(1, 4)), int(rng.integers(1, 40))]
+        x_s, x_z = g.qparams(rng, "xs", act, float(rng.uniform(0.01, 0.2)))
+        op = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QLinearSoftmax")[case % 4]
+        attrs = {}
+        if op == "QLinearSoftmax":
+            y_scale = 1.0 / 256.0 if rng.random() < 0.5 else float(rng.uniform(0.002, 0.01))
+            attrs = {"opset": 13, "axis": -1}
+        elif op == "QLinearSigmoid":
+            y_scale = 1.0 / 256.0
+        else:
+            y_scale = float(g.inits[x_s]) * rng.uniform(0.5, 2.0)
+            attrs = {"alpha": float(rng.uniform(0.01, 0.3))}
+        y_s, y_z = g.qparams(rng, "ys", act, y_scale)
+        node = helper.make_node(
+            op, [g.name("x"), x_s, x_z, y_s, y_z], [g.name("y")], domain="com.microsoft",
+            **attrs,
+        )  # fmt: skip
+        g.add(node, [(g.name("x"), act, shape)], (g.name("y"), act, shape))
+    assert_matches_onnxruntime(g.save(tmp_path / "lut.onnx"), g.random_inputs(rng))
