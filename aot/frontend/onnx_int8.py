@@ -799,6 +799,8 @@ def _pool_geometry(imp: _Importer, node: Any, x: _Value) -> dict[str, Any]:
 def _average_pool(
     imp: _Importer, bb: Any, node: Any, x: _Value, xq: _QParams, y: _QParams, lo_hi: tuple
 ) -> tuple[Any, _Value]:
+    from tvm import relax
+
     from aot.ops import int8_onnx
 
     imp.expect(x, (y.dtype,), "the input")
@@ -807,10 +809,12 @@ def _average_pool(
     geometry = _pool_geometry(imp, node, x)
     if geometry.pop("dilations") != (1, 1):
         raise imp.unsupported("dilations are not supported")
+    raw = np.arange(256, dtype=np.uint8).view(xq.dtype).astype(np.int32)
+    table = relax.const(np.float32(xq.s) * (raw - xq.zp).astype(np.float32))
     result = imp.emit(
-        bb, int8_onnx.qlinear_average_pool, x.expr, name="qlinear_average_pool",
-        count_include_pad=bool(_attrs(node).get("count_include_pad", 0)), input_scale=xq.s,
-        input_zp=xq.zp, output_scale=y.s, output_zp=y.zp, **geometry,
+        bb, int8_onnx.qlinear_average_pool, x.expr, table, name="qlinear_average_pool",
+        count_include_pad=bool(_attrs(node).get("count_include_pad", 0)), output_scale=y.s,
+        output_zp=y.zp, **geometry,
     )  # fmt: skip
     return result, _Value(result, geometry["out_shape"], y.dtype, y.s, y.zp)
 

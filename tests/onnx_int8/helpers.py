@@ -180,3 +180,31 @@ def int8_initializer_bytes(path: Path) -> int:
         if array.dtype in (np.int8, np.uint8, np.int32) and init.name not in zero_points:
             total += array.nbytes
     return total
+
+
+def mixed_model(path: Path, seed: int = 3) -> Path:
+    """The other operators: Conv, Sigmoid, Mul, AveragePool, Concat, LeakyRelu, Reshape,
+    MatMul, Softmax."""
+    rng = np.random.default_rng(seed)
+
+    def f(*shape, s=0.3):
+        return rng.normal(0, s, shape).astype(np.float32)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c1"], ["s1"]),
+        helper.make_node("Mul", ["c1", "s1"], ["m1"]),  # a SiLU
+        helper.make_node("AveragePool", ["m1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxPool", ["c1"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Concat", ["p1", "p2"], ["cat"], axis=1),
+        helper.make_node("LeakyRelu", ["cat"], ["lr"], alpha=0.1),
+        helper.make_node("Reshape", ["lr", "shape"], ["flat"]),
+        helper.make_node("MatMul", ["flat", "w2"], ["mm"]),
+        helper.make_node("Softmax", ["mm"], ["y"], axis=-1),
+    ]
+    weights = {
+        "w1": f(4, 3, 3, 3, s=0.5), "b1": f(4, s=0.1), "shape": np.array([1, 128], np.int64),
+        "w2": f(128, 10, s=0.2),
+    }  # fmt: skip
+    return make_model(nodes, [("x", "float32", [1, 3, 8, 8])], [("y", "float32", [1, 10])],
+                      weights, path)  # fmt: skip
