@@ -66,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--frontend",
         default="auto",
-        help="importer: auto (by file content), relax-tflite, relax-onnx, tflite-int8",
+        help="importer: auto (by file content), relax-tflite, relax-onnx, tflite-int8, onnx-int8",
     )
     parser.add_argument(
         "--accelerator",

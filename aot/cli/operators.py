@@ -20,6 +20,8 @@ frontends (the --frontend of 'aot build'; 'auto' picks one per model):
   tflite-int8    aot's integer importer: .tflite with quantized inputs and outputs,
                  bit-exact with TFLite; also lists what TensorFlow Lite Micro offers
                  that it does not support yet
+  onnx-int8      aot's integer ONNX importer: QDQ and QOperator .onnx models,
+                 bit-exact with onnxruntime
   relax-tflite   TVM's TFLite frontend: float .tflite models
   relax-onnx     TVM's ONNX frontend: .onnx models (float32 and float64)
 

@@ -1258,3 +1258,7 @@ _QDQ: dict[str, Callable[..., tuple[Any, _Value]]] = {
 
 QOPERATOR_OPERATORS: tuple[str, ...] = tuple(sorted(_QOPERATOR))
 QDQ_GROUP_OPERATORS: tuple[str, ...] = tuple(sorted(_QDQ))
+# Every operator type the importer accepts (docs/operators.md, ``aot operators``).
+SUPPORTED_OPERATORS: tuple[str, ...] = tuple(
+    sorted({*_QOPERATOR, *_QDQ, "QuantizeLinear", "DequantizeLinear"})
+)

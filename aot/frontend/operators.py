@@ -16,7 +16,7 @@ from typing import NoReturn, TypeVar
 T = TypeVar("T")
 
 # Frontends in the order they are documented (the --frontend names of `aot build`).
-FRONTEND_NAMES = ("tflite-int8", "relax-tflite", "relax-onnx")
+FRONTEND_NAMES = ("tflite-int8", "onnx-int8", "relax-tflite", "relax-onnx")
 
 
 @dataclass(frozen=True)
@@ -450,11 +450,100 @@ TESTED: dict[str, frozenset[str]] = {
 }
 
 
+# -- onnx-int8: aot's integer ONNX importer (aot/frontend/onnx_int8.py) ---------------------
+
+_QDQ = "QDQ group: DequantizeLinear inputs, one QuantizeLinear after it"
+_Q8 = "int8 or uint8 activations (one type per operator)"
+_W8 = "; weights int8 or uint8, per-tensor or per-channel (equal zero points); bias int32"
+
+# Each entry is read off the handler in onnx_int8.py: the forms it is reached in (QOperator
+# node, QDQ group), the ``expect`` dtypes and the attribute and shape checks it makes.
+ONNX_INT8_OPERATORS: dict[str, tuple[str, str]] = {
+    "Add": (_Q8, f"{_QDQ}; both inputs of one shape; as QLinearAdd"),
+    "AveragePool": (_Q8, f"{_QDQ}; as QLinearAveragePool"),
+    "Concat": (_Q8, f"{_QDQ}; as QLinearConcat"),
+    "Conv": (_Q8 + _W8, f"{_QDQ} (a Relu or Clip between Conv and it folds into the "
+             "range); as QLinearConv"),
+    "ConvInteger": (
+        "int8 or uint8 input and weights -> int32",
+        "2-D (4-D NCHW), explicit pads, any stride, dilation and group; constant weights "
+        "and zero points (per-tensor)",
+    ),
+    "DequantizeLinear": (
+        "int8 or uint8 -> float32, per-tensor",
+        "at the model output; of a constant it is the weight or bias of the group using it",
+    ),
+    "Flatten": (_Q8, "QOperator (an int8 tensor) or QDQ group with equal parameters; no kernel "
+                "when the shape is unchanged"),
+    "GlobalAveragePool": (_Q8, f"{_QDQ}; as QLinearGlobalAveragePool"),
+    "Gemm": (_Q8 + _W8, f"{_QDQ}; constant B, transB, alpha; no transA, beta 1; as QGemm"),
+    "LeakyRelu": (_Q8, f"{_QDQ}; as QLinearLeakyRelu"),
+    "MatMul": (_Q8 + _W8, f"{_QDQ}; constant 2-D B; as QLinearMatMul"),
+    "MatMulInteger": (
+        "int8 or uint8 -> int32",
+        "constant 2-D B; A of any rank; per-tensor zero points",
+    ),
+    "MaxPool": (_Q8, "QOperator (an int8 tensor) or QDQ group with equal parameters; 2-D, "
+                "explicit pads, any kernel, stride and dilation; no ceil_mode, no Indices"),
+    "Mul": (_Q8, f"{_QDQ}; as QLinearMul"),
+    "QGemm": (_Q8 + _W8, "com.microsoft; constant B, transB, alpha; no transA; quantized "
+              "output (y_scale given)"),
+    "QLinearAdd": (_Q8, "com.microsoft; both inputs of one shape (onnxruntime rounds a "
+                   "broadcast add differently); scales within 2**52 of each other"),
+    "QLinearAveragePool": (_Q8, "com.microsoft; 2-D NCHW, explicit pads, count_include_pad; "
+                           "no ceil_mode, dilation or channels_last"),
+    "QLinearConcat": (_Q8, "com.microsoft; any axis and number of inputs; inputs with other "
+                      "parameters than the output are requantized by a 256-entry table"),
+    "QLinearConv": (_Q8 + _W8, "2-D (4-D NCHW input, OIHW weights), explicit pads, any "
+                    "stride, dilation and group; no auto_pad"),
+    "QLinearGlobalAveragePool": (_Q8, "com.microsoft; 4-D NCHW; no channels_last"),
+    "QLinearLeakyRelu": (_Q8, "com.microsoft; onnxruntime's 256-entry table"),
+    "QLinearMatMul": (_Q8 + _W8, "constant 2-D B; A of any rank"),
+    "QLinearMul": (_Q8, "com.microsoft; numpy broadcasting"),
+    "QLinearSigmoid": (_Q8, "com.microsoft; onnxruntime's 256-entry table (read from "
+                       "onnxruntime at import)"),
+    "QLinearSoftmax": (_Q8, "com.microsoft; last axis only; output scale above 2**-22"),
+    "QuantizeLinear": (
+        "float32 -> int8 or uint8, per-tensor",
+        "at the model input; with a DequantizeLinear of the same parameters it is dropped",
+    ),
+    "Reshape": (_Q8, "QOperator (an int8 tensor) or QDQ group with equal parameters; constant "
+                "shape (0 and -1 allowed)"),
+    "Sigmoid": (_Q8, f"{_QDQ}; as QLinearSigmoid"),
+    "Softmax": (_Q8, f"{_QDQ}; last axis only; as QLinearSoftmax"),
+    "Transpose": (_Q8, "QOperator (an int8 tensor) or QDQ group with equal parameters; any "
+                  "permutation"),
+}  # fmt: skip
+
+# All of them run in tests/onnx_int8 against onnxruntime (tests/onnx_int8/test_table.py
+# checks that every name appears there).
+ONNX_INT8_TESTED: frozenset[str] = frozenset(ONNX_INT8_OPERATORS)
+
+ONNX_INT8_SUMMARY = (
+    "aot's own integer ONNX importer, picked by `--frontend auto` for an .onnx model that "
+    "contains a QuantizeLinear/DequantizeLinear, a `QLinear*` or an `*Integer` operator. It "
+    "reads QOperator models (onnxruntime's com.microsoft operators included) and QDQ models "
+    "as `onnxruntime.quantization.quantize_static` writes them, folding each "
+    "DequantizeLinear -> operator -> QuantizeLinear group into the integer operator "
+    "onnxruntime's optimizer makes of it, and follows onnxruntime's CPU kernels bit for bit "
+    "(float32 requantization rounded to nearest even, see docs/int8.md). Weights stay int8 "
+    "or uint8, biases int32, activations int8 or uint8 (NCHW, as in the file); float32 "
+    "exists only at a QuantizeLinear input or DequantizeLinear output. A float operator "
+    "outside a QDQ group is refused."
+)
+
+
 # -- the importers' own sets -----------------------------------------------------------------
 
 
 def int8_supported() -> set[str]:
     from aot.frontend.tflite_int8 import SUPPORTED_OPERATORS
+
+    return set(SUPPORTED_OPERATORS)
+
+
+def onnx_int8_supported() -> set[str]:
+    from aot.frontend.onnx_int8 import SUPPORTED_OPERATORS
 
     return set(SUPPORTED_OPERATORS)
 
@@ -515,6 +604,23 @@ def int8_table() -> FrontendTable:
     )
 
 
+def onnx_int8_table() -> FrontendTable:
+    supported = onnx_int8_supported()
+    if supported - set(ONNX_INT8_OPERATORS):
+        _missing("onnx-int8", supported - set(ONNX_INT8_OPERATORS))
+    entries = tuple(
+        OperatorEntry(name, *ONNX_INT8_OPERATORS[name], tested=name in ONNX_INT8_TESTED)
+        for name in sorted(supported)
+    )
+    return FrontendTable(
+        name="onnx-int8",
+        title="ONNX int8 (aot's importer)",
+        source="aot.frontend.onnx_int8.SUPPORTED_OPERATORS",
+        summary=ONNX_INT8_SUMMARY,
+        operators=entries,
+    )
+
+
 def relax_tflite_table() -> FrontendTable:
     supported = relax_tflite_supported()
     missing = {n for n in supported if _relax_tflite_note(n) is None}
@@ -560,6 +666,7 @@ def relax_onnx_table() -> FrontendTable:
 def tables(frontend: str | None = None) -> list[FrontendTable]:
     builders = {
         "tflite-int8": int8_table,
+        "onnx-int8": onnx_int8_table,
         "relax-tflite": relax_tflite_table,
         "relax-onnx": relax_onnx_table,
     }
@@ -608,11 +715,13 @@ differ, or when an importer gains an operator without an entry. `aot operators` 
 same lists (`--frontend NAME`, `--json`, `aot operators CONV_2D` for one operator).
 
 `aot build --frontend auto` picks **tflite-int8** for a `.tflite` whose inputs and outputs
-are all quantized, **relax-tflite** for other `.tflite` files and **relax-onnx** for
-`.onnx` files. An operator a frontend does not list stops `aot build` with its name and
-position in the graph. *tested* marks operators aot's tests check against the reference
-runtime: int8 bit-exact with LiteRT on random models (tests/int8/test_ops.py), float
-compiled to C and run on the host against TFLite / onnxruntime (tests/compiler,
+are all quantized, **relax-tflite** for other `.tflite` files, **onnx-int8** for `.onnx`
+files with quantization operators (QuantizeLinear/DequantizeLinear, `QLinear*`,
+`*Integer`) and **relax-onnx** for other `.onnx` files. An operator a frontend does not
+list stops `aot build` with its name and position in the graph. *tested* marks operators
+aot's tests check against the reference runtime: int8 bit-exact with LiteRT on random
+models (tests/int8/test_ops.py), int8 ONNX bit-exact with onnxruntime (tests/onnx_int8),
+float compiled to C and run on the host against TFLite / onnxruntime (tests/compiler,
 tests/operators). The others are accepted by the frontend and compile when they legalize
 to static-shape TIR kernels.
 """

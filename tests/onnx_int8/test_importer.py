@@ -62,3 +62,53 @@ def test_aot_build_reports_the_error_in_one_line(tmp_path, capsys) -> None:
     assert code == UnsupportedError.exit_code
     assert len(errors) == 1 and errors[0].startswith("error: "), errors
     assert "operator #2 Tanh" in errors[0] and "Traceback" not in errors[0]
+
+
+def _conv_qdq(path, activation: str | None):
+    """x -> Q -> DQ -> Conv [-> Relu/Clip] -> Q -> DQ, uint8 activations, int8 weights."""
+    rng = np.random.default_rng(4)
+    zp = np.array(128, np.uint8)
+    inits = {
+        "s": np.float32(0.02), "z": zp, "ys": np.float32(0.05), "yz": np.array(100, np.uint8),
+        "w": rng.integers(-60, 60, (4, 2, 3, 3), dtype=np.int8), "ws": np.float32(0.01),
+        "wz": np.array(0, np.int8), "lo": np.float32(-0.5), "hi": np.float32(2.0),
+    }  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"]),
+        helper.make_node("Conv", ["xf", "wf"], ["c"], pads=[1, 1, 1, 1]),
+    ]
+    last = "c"
+    if activation == "Relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["a"]))
+        last = "a"
+    elif activation == "Clip":
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["a"]))
+        last = "a"
+    nodes += [
+        helper.make_node("QuantizeLinear", [last, "ys", "yz"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"]),
+    ]
+    return make_model(nodes, [("x", "float32", [1, 2, 5, 5])], [("y", "float32", [1, 4, 5, 5])],
+                      inits, path)  # fmt: skip
+
+
+@pytest.mark.parametrize("activation", ["Relu", "Clip"])
+def test_relu_or_clip_between_conv_and_quantize_folds_into_the_range(activation, tmp_path):
+    """The folded group equals onnxruntime's integer convolution with its output clamped
+    to QuantizeLinear(0) (Relu) or to QuantizeLinear(-0.5), QuantizeLinear(2.0) (Clip)."""
+    from tests.onnx_int8.helpers import compile_vm, ort_session, run_vm
+
+    _, vm = compile_vm(_conv_qdq(tmp_path / "act.onnx", activation))
+    plain = ort_session(_conv_qdq(tmp_path / "plain.onnx", None))
+    lo, hi = (0.0, None) if activation == "Relu" else (-0.5, 2.0)
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        x = rng.normal(0, 1.5, (1, 2, 5, 5)).astype(np.float32)
+        (expected,) = plain.run(None, {"x": x})
+        expected = np.maximum(expected, np.float32(lo))
+        if hi is not None:
+            expected = np.minimum(expected, np.float32(0.05) * np.float32(np.rint(hi / 0.05)))
+        (got,) = run_vm(vm, [x])
+        np.testing.assert_array_equal(got, expected)

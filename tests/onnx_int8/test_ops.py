@@ -335,3 +335,27 @@ def test_qlinear_sigmoid_leaky_relu_and_softmax_match_onnxruntime(act, tmp_path)
         )  # fmt: skip
         g.add(node, [(g.name("x"), act, shape)], (g.name("y"), act, shape))
     assert_matches_onnxruntime(g.save(tmp_path / "lut.onnx"), g.random_inputs(rng))
+
+
+def test_data_movement_on_integer_tensors_matches_onnxruntime(tmp_path) -> None:
+    """Transpose, Reshape and Flatten move QOperator int8/uint8 tensors as they are."""
+    rng = np.random.default_rng(111)
+    g = Graph()
+    for case in range(CASES):
+        act = ("int8", "uint8")[case % 2]
+        shape = [int(rng.integers(1, 4)) for _ in range(4)]
+        if case % 3 == 0:
+            perm = [int(p) for p in rng.permutation(4)]
+            node = helper.make_node("Transpose", [g.name("x")], [g.name("y")], perm=perm)
+            out = [shape[p] for p in perm]
+        elif case % 3 == 1:
+            node = helper.make_node(
+                "Reshape", [g.name("x"), g.const("shape", np.array([0, -1], np.int64))],
+                [g.name("y")],
+            )  # fmt: skip
+            out = [shape[0], int(np.prod(shape[1:]))]
+        else:
+            node = helper.make_node("Flatten", [g.name("x")], [g.name("y")], axis=2)
+            out = [shape[0] * shape[1], shape[2] * shape[3]]
+        g.add(node, [(g.name("x"), act, shape)], (g.name("y"), act, out))
+    assert_matches_onnxruntime(g.save(tmp_path / "move.onnx"), g.random_inputs(rng))
