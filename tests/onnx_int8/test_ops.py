@@ -359,3 +359,33 @@ def test_data_movement_on_integer_tensors_matches_onnxruntime(tmp_path) -> None:
             out = [shape[0] * shape[1], shape[2] * shape[3]]
         g.add(node, [(g.name("x"), act, shape)], (g.name("y"), act, out))
     assert_matches_onnxruntime(g.save(tmp_path / "move.onnx"), g.random_inputs(rng))
+
+
+# Scales for which onnxruntime's fixed part of QLinearAdd is the fused multiply-add of its
+# AVX2 build, not two rounded products (one pair of inputs out of 65536 tells them apart).
+_FMA_SENSITIVE_ADD = (0.062241777777671814, 19, 0.0801384374499321, 3, 0.12537355720996857, -18)
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qlinear_add_over_every_pair_of_values(act, tmp_path) -> None:
+    rng = np.random.default_rng(121 if act == "int8" else 122)
+    info = np.iinfo(act)
+    values = np.arange(info.min, info.max + 1, dtype=act)
+    g = Graph()
+    params = [_FMA_SENSITIVE_ADD] if act == "int8" else []
+    while len(params) < 3:
+        a_s, b_s = rng.uniform(0.005, 0.1, 2)
+        zps = rng.integers(-20, 21, 3) if act == "int8" else rng.integers(100, 156, 3)
+        params.append((a_s, int(zps[0]), b_s, int(zps[1]), a_s * rng.uniform(0.5, 3), int(zps[2])))
+    for a_s, a_z, b_s, b_z, y_s, y_z in params:
+        names = [g.const(n, np.float32(v)) if n.endswith("s") else g.const(n, np.array(v, act))
+                 for n, v in (("as", a_s), ("az", a_z), ("bs", b_s), ("bz", b_z), ("ys", y_s),
+                              ("yz", y_z))]  # fmt: skip
+        node = helper.make_node(
+            "QLinearAdd", [g.name("a"), *names[:2], g.name("b"), *names[2:]], [g.name("y")],
+            domain="com.microsoft",
+        )  # fmt: skip
+        g.add(node, [(g.name("a"), act, [65536]), (g.name("b"), act, [65536])],
+              (g.name("y"), act, [65536]))  # fmt: skip
+    inputs = [[np.repeat(values, 256), np.tile(values, 256)] * len(params)]
+    assert_matches_onnxruntime(g.save(tmp_path / "add_all.onnx"), inputs)
