@@ -183,15 +183,23 @@ class _Importer:
             raise self.unsupported(f"{what} '{name}' must be a constant initializer")
         return self.constants[name]
 
-    def qparams(self, scale: str, zero_point: str | None, dtype: str | None = None) -> _QParams:
+    def qparams(
+        self, scale: str, zero_point: str | None, dtype: str | None = None, bias: bool = False
+    ) -> _QParams:
+        """Scale and zero point from constants; the zero point's type (int8 or uint8, or
+        int32 for the DequantizeLinear of a ``bias``) is the quantized tensor's."""
         s = np.asarray(self.const(scale, "the scale"), dtype=np.float32).reshape(-1)
         if zero_point:
             z = self.const(zero_point, "the zero point")
-            dtype = dtype or str(z.dtype)
+            dtype = str(z.dtype)  # the zero point's type is the quantized tensor's
             z = np.asarray(z).reshape(-1).astype(np.int64)
         else:
             z = np.zeros(s.shape, np.int64)
             dtype = dtype or "uint8"
+        if dtype not in _RANGES and not (bias and dtype == "int32"):
+            raise self.unsupported(
+                f"the zero point '{zero_point}' is {dtype}; int8 and uint8 are supported"
+            )
         if (s <= 0).any() or not np.isfinite(s).all():
             raise ModelError(
                 f"{self.source}: {DAMAGED}: operator #{self.index} {self.node.op_type}: the "
@@ -387,7 +395,7 @@ class _Importer:
                 data = self.constants[node.input[0]]
                 axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
                 zp = node.input[2] if len(node.input) > 2 and node.input[2] else None
-                q = self.qparams(node.input[1], zp, str(data.dtype))
+                q = self.qparams(node.input[1], zp, str(data.dtype), bias=data.dtype == np.int32)
                 return data, _QParams(q.scale, q.zero_point, q.dtype, axis)
         return None
 
@@ -477,6 +485,32 @@ def _attrs(node: Any) -> dict[str, Any]:
 # -- the integer operators, shared by both forms -----------------------------------------
 
 
+def _check_geometry(imp: _Importer, **values: tuple[int, ...]) -> None:
+    """Strides, kernels and dilations of at least 1, pads of at least 0, a non-empty
+    output: a model that breaks these is damaged (onnxruntime refuses it too)."""
+    lengths = {"pads": 4, "strides": 2, "dilations": 2, "kernel_shape": 2}
+    for name, items in values.items():
+        low = 0 if name == "pads" else 1
+        if name in lengths and len(items) != lengths[name]:
+            raise ModelError(
+                f"{imp.source}: {DAMAGED}: operator #{imp.index} {imp.node.op_type}: {name} "
+                f"has {len(items)} entries, expected {lengths[name]} for a 2-D operator"
+            )
+        if any(int(v) < low for v in items):
+            raise ModelError(
+                f"{imp.source}: {DAMAGED}: operator #{imp.index} {imp.node.op_type}: {name} "
+                f"{list(items)} must be at least {low}"
+            )
+
+
+def _check_output(imp: _Importer, shape: tuple[int, ...]) -> None:
+    if any(d <= 0 for d in shape):
+        raise ModelError(
+            f"{imp.source}: {DAMAGED}: operator #{imp.index} {imp.node.op_type}: the output "
+            f"shape {list(shape)} is empty"
+        )
+
+
 def _conv_geometry(imp: _Importer, node: Any, x: _Value, w: np.ndarray) -> dict[str, Any]:
     attrs = _attrs(node)
     if len(x.shape) != 4 or w.ndim != 4:
@@ -490,6 +524,7 @@ def _conv_geometry(imp: _Importer, node: Any, x: _Value, w: np.ndarray) -> dict[
     dilations = tuple(attrs.get("dilations", (1, 1)))
     pads = tuple(attrs.get("pads", (0, 0, 0, 0)))
     kernel = tuple(w.shape[2:])
+    _check_geometry(imp, strides=strides, dilations=dilations, pads=pads, group=(group,))
     n, c, h, wd = x.shape
     if c != w.shape[1] * group or w.shape[0] % group:
         raise imp.unsupported(
@@ -497,6 +532,7 @@ def _conv_geometry(imp: _Importer, node: Any, x: _Value, w: np.ndarray) -> dict[
         )
     out_h = (h + pads[0] + pads[2] - dilations[0] * (kernel[0] - 1) - 1) // strides[0] + 1
     out_w = (wd + pads[1] + pads[3] - dilations[1] * (kernel[1] - 1) - 1) // strides[1] + 1
+    _check_output(imp, (n, int(w.shape[0]), int(out_h), int(out_w)))
     return {
         "out_shape": (n, int(w.shape[0]), int(out_h), int(out_w)),
         "strides": (int(strides[0]), int(strides[1])),
@@ -702,10 +738,12 @@ def _max_pool(imp: _Importer, bb: Any, node: Any, x: _Value) -> tuple[Any, _Valu
     strides = tuple(int(s) for s in attrs.get("strides", (1, 1)))
     dilations = tuple(int(d) for d in attrs.get("dilations", (1, 1)))
     pads = tuple(int(p) for p in attrs.get("pads", (0, 0, 0, 0)))
+    _check_geometry(imp, kernel_shape=kernel, strides=strides, dilations=dilations, pads=pads)
     n, c, h, w = x.shape
     out_h = (h + pads[0] + pads[2] - dilations[0] * (kernel[0] - 1) - 1) // strides[0] + 1
     out_w = (w + pads[1] + pads[3] - dilations[1] * (kernel[1] - 1) - 1) // strides[1] + 1
     shape = (n, c, out_h, out_w)
+    _check_output(imp, shape)
     result = imp.emit(
         bb, int8_onnx.max_pool2d, x.expr, name="max_pool2d_qlinear", out_shape=shape,
         kernel=kernel, strides=strides, pads=pads[:2], dilations=dilations,
@@ -787,9 +825,11 @@ def _pool_geometry(imp: _Importer, node: Any, x: _Value) -> dict[str, Any]:
     strides = tuple(int(s) for s in attrs.get("strides", (1, 1)))
     dilations = tuple(int(d) for d in attrs.get("dilations", (1, 1)))
     pads = tuple(int(p) for p in attrs.get("pads", (0, 0, 0, 0)))
+    _check_geometry(imp, kernel_shape=kernel, strides=strides, dilations=dilations, pads=pads)
     n, c, h, w = x.shape
     out_h = (h + pads[0] + pads[2] - dilations[0] * (kernel[0] - 1) - 1) // strides[0] + 1
     out_w = (w + pads[1] + pads[3] - dilations[1] * (kernel[1] - 1) - 1) // strides[1] + 1
+    _check_output(imp, (n, c, out_h, out_w))
     return {
         "out_shape": (n, c, out_h, out_w), "kernel": kernel, "strides": strides,
         "pads": pads[:2], "dilations": dilations,
@@ -893,9 +933,16 @@ def _ort_table(op: str, xq: _QParams, y: _QParams, attrs: dict[str, Any]) -> np.
         graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS_DOMAIN, 1)]
     )
     model.ir_version = 8
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     raw = np.arange(256, dtype=np.uint8).view(xq.dtype)
-    return np.asarray(session.run(None, {"x": raw})[0], dtype=y.dtype)
+    try:
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        table = session.run(None, {"x": raw})[0]
+    except Exception as err:  # onnxruntime raises its own types
+        detail = str(err).splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UnsupportedError(f"{op}: onnxruntime cannot build its table: {detail}") from None
+    return np.asarray(table, dtype=y.dtype)
 
 
 def _lookup(
@@ -1151,6 +1198,9 @@ def _weights(imp: _Importer, name: str, what: str) -> tuple[np.ndarray, _QParams
     found = imp._dq_constant(name)
     if found is None:
         raise imp.unsupported(f"{what} '{name}' must be a DequantizeLinear of a constant")
+    if what == "the bias" and found[1].zero_point.any():
+        # onnxruntime fuses a group only when the bias is the plain int32 accumulator term.
+        raise imp.unsupported(f"the bias '{name}' must have zero point 0")
     return found
 
 

@@ -112,3 +112,30 @@ def test_relu_or_clip_between_conv_and_quantize_folds_into_the_range(activation,
             expected = np.minimum(expected, np.float32(0.05) * np.float32(np.rint(hi / 0.05)))
         (got,) = run_vm(vm, [x])
         np.testing.assert_array_equal(got, expected)
+
+
+def _qlinear_conv(path, strides=(1, 1), zero_point_dtype=np.uint8):
+    inits = {
+        "s": np.float32(0.02), "z": np.array(128, zero_point_dtype),
+        "w": np.ones((2, 1, 3, 3), np.int8), "ws": np.float32(0.01),
+        "wz": np.array(0, np.int8), "ys": np.float32(0.05), "yz": np.array(100, np.uint8),
+    }  # fmt: skip
+    node = helper.make_node(
+        "QLinearConv", ["x", "s", "z", "w", "ws", "wz", "ys", "yz"], ["y"], strides=list(strides)
+    )
+    return make_model([node], [("x", "uint8", [1, 1, 5, 5])], [("y", "uint8", [1, 2, 3, 3])],
+                      inits, path)  # fmt: skip
+
+
+def test_damaged_models_fail_in_one_line_naming_the_operator(tmp_path) -> None:
+    from aot.errors import ModelError
+
+    with pytest.raises(ModelError, match=r"operator #0 QLinearConv: strides \[0, 1\] must be"):
+        import_model(_qlinear_conv(tmp_path / "stride.onnx", strides=(0, 1)), "onnx-int8")
+    with pytest.raises(UnsupportedError, match="the zero point 'z' is int32; int8 and uint8"):
+        import_model(_qlinear_conv(tmp_path / "zp.onnx", zero_point_dtype=np.int32), "onnx-int8")
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(_qlinear_conv(tmp_path / "ok.onnx").read_bytes()[:-40])
+    with pytest.raises(ModelError, match="not a valid ONNX model") as info:
+        import_model(broken, "onnx-int8")
+    assert "\n" not in str(info.value)
