@@ -358,9 +358,8 @@ class _Importer:
         x = self.activation(name)
         self.expect(x, ("int8", "uint8"), "the DequantizeLinear input")
         q = self.qparams(node.input[1], node.input[2] if len(node.input) > 2 else None, x.dtype)
+        # Folded into the group that reads it, or made a kernel if the model outputs it.
         self.dequantized[node.output[0]] = (name, _QParams(q.scale, q.zero_point, q.dtype, axis))
-        if node.output[0] in self.outputs:
-            pass  # materialized at the end (``_materialize``)
 
     def _quantize_node(self, bb: Any, node: Any) -> None:
         from aot.ops import int8_onnx

@@ -495,17 +495,9 @@ def dequantize_linear(data: te.Tensor, *, scale: float, zero_point: int) -> te.T
     )
 
 
-def flatten(data: te.Tensor, *, out_shape: Sequence[int]) -> te.Tensor:
-    from aot.ops.int8 import reshape
-
-    return reshape(data, out_shape=out_shape)
-
-
 __all__ = [
-    "INJECTIVE",
     "conv_integer2d",
     "dequantize_linear",
-    "flatten",
     "lookup_table",
     "max_pool2d",
     "qlinear_add",

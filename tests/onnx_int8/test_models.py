@@ -115,17 +115,22 @@ def test_constants_and_workspace_are_near_their_bounds(variant, models, tmp_path
     assert memory["workspace_bytes"] <= 1.05 * memory["lower_bound_bytes"], memory
 
 
-HOST_VARIANTS = [("qdq", "int8", True), ("qop", "uint8", False)]
+HOST_VARIANTS = [
+    (("qdq", "int8", True), "cnn"), (("qop", "uint8", False), "cnn"),
+    (("qop", "uint8", False), "mixed"),
+]  # fmt: skip
 
 
 @pytest.mark.toolchain
-@pytest.mark.parametrize("variant", HOST_VARIANTS, ids=_id)
-def test_cnn_c_code_on_the_host_matches_onnxruntime(variant, models, tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("variant", "which"), HOST_VARIANTS, ids=["cnn-qdq-int8", "cnn-qop-uint8", "mixed-qop-uint8"]
+)
+def test_c_code_on_the_host_matches_onnxruntime(variant, which, models, tmp_path) -> None:
     from aot.testing.harness import build, run_many
 
     if shutil.which("gcc") is None:
         pytest.skip("gcc not found on PATH (bash scripts/setup.sh installs it)")
-    path = models(variant)
+    path = models(variant, which)
     folder = build(path, tmp_path / "out", "host")
     batches = _inputs(20, seed=8)
     for k, (got, expected) in enumerate(zip(run_many(folder, batches), _expected(path, batches))):
