@@ -670,24 +670,48 @@ def _add(
 
     for v, role in ((a, "the first input"), (b, "the second input")):
         imp.expect(v, (y.dtype,), role)
-    if a.shape != b.shape:
-        raise imp.unsupported(
-            f"inputs {list(a.shape)} and {list(b.shape)} differ; only same-shape inputs are "
-            "supported (onnxruntime rounds broadcast adds differently)"
-        )
     if lo_hi != (None, None):
         raise imp.unsupported("a Relu or Clip after Add is not supported")
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
+    except ValueError:
+        raise imp.unsupported(
+            f"inputs {list(a.shape)} and {list(b.shape)} do not broadcast"
+        ) from None
     ratio_a = _div32(aq.s, y.s)
     ratio_b = _div32(bq.s, y.s)
-    # (float)zp_c - (ratio_a * zp_a + ratio_b * zp_b), float32 as MLAS computes it: GCC
+    # onnxruntime calls MLAS with the operands swapped when the first one is the scalar of
+    # its broadcast spans; MLAS's fixed part is then computed with the roles swapped too.
+    lhs_first = _first_is_span_scalar(a.shape, b.shape, shape)
+    # (float)zp_c - (ratio_1 * zp_1 + ratio_2 * zp_2), float32 as MLAS computes it: GCC
     # contracts the inner sum into one fused multiply-add in the AVX2 build.
-    fixed = _f32(np.float32(y.zp) - np.float32(fma32(ratio_a, aq.zp, _mul32(ratio_b, bq.zp))))
+    if lhs_first:
+        inner = fma32(ratio_b, bq.zp, _mul32(ratio_a, aq.zp))
+    else:
+        inner = fma32(ratio_a, aq.zp, _mul32(ratio_b, bq.zp))
+    fixed = _f32(np.float32(y.zp) - np.float32(inner))
     _check_exact_fma(imp, ratio_a, ratio_b, fixed, y.dtype)
     result = imp.emit(
-        bb, int8_onnx.qlinear_add, a.expr, b.expr, name="qlinear_add", lhs_ratio=ratio_a,
-        rhs_ratio=ratio_b, fixed=fixed, lhs_zp=aq.zp, rhs_zp=bq.zp, out_dtype=y.dtype,
+        bb, int8_onnx.qlinear_add, a.expr, b.expr, name="qlinear_add", out_shape=shape,
+        lhs_ratio=ratio_a, rhs_ratio=ratio_b, fixed=fixed, lhs_first=lhs_first,
+        out_dtype=y.dtype,
     )  # fmt: skip
-    return result, _Value(result, a.shape, y.dtype, y.s, y.zp)
+    return result, _Value(result, shape, y.dtype, y.s, y.zp)
+
+
+def _first_is_span_scalar(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    """Whether onnxruntime's broadcaster treats the first input as a scalar per span: it
+    is one value, or it is broadcast along the innermost dimension the output has while
+    the second input is not."""
+    if int(np.prod(a)) == 1:
+        return int(np.prod(b)) != 1
+    rank = len(out)
+    pa = (1,) * (rank - len(a)) + tuple(a)
+    pb = (1,) * (rank - len(b)) + tuple(b)
+    for d in reversed(range(rank)):
+        if out[d] != 1:
+            return pa[d] == 1 and pb[d] == out[d]
+    return False
 
 
 def _check_exact_fma(imp: _Importer, ra: float, rb: float, fixed: float, dtype: str) -> None:

@@ -459,7 +459,7 @@ _W8 = "; weights int8 or uint8, per-tensor or per-channel (equal zero points); b
 # Each entry is read off the handler in onnx_int8.py: the forms it is reached in (QOperator
 # node, QDQ group), the ``expect`` dtypes and the attribute and shape checks it makes.
 ONNX_INT8_OPERATORS: dict[str, tuple[str, str]] = {
-    "Add": (_Q8, f"{_QDQ}; both inputs of one shape; as QLinearAdd"),
+    "Add": (_Q8, f"{_QDQ}; numpy broadcasting; as QLinearAdd"),
     "AveragePool": (_Q8, f"{_QDQ}; as QLinearAveragePool"),
     "Concat": (_Q8, f"{_QDQ}; as QLinearConcat"),
     "Conv": (_Q8 + _W8, f"{_QDQ} (a Relu or Clip between Conv and it folds into the "
@@ -488,8 +488,8 @@ ONNX_INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "Mul": (_Q8, f"{_QDQ}; as QLinearMul"),
     "QGemm": (_Q8 + _W8, "com.microsoft; constant B, transB, alpha; no transA; quantized "
               "output (y_scale given)"),
-    "QLinearAdd": (_Q8, "com.microsoft; both inputs of one shape (onnxruntime rounds a "
-                   "broadcast add differently); scales within 2**52 of each other"),
+    "QLinearAdd": (_Q8, "com.microsoft; numpy broadcasting; input and output scales "
+                   "within 2**52 of each other"),
     "QLinearAveragePool": (_Q8, "com.microsoft; 2-D NCHW, explicit pads, count_include_pad; "
                            "no ceil_mode, dilation or channels_last"),
     "QLinearConcat": (_Q8, "com.microsoft; any axis and number of inputs; inputs with other "

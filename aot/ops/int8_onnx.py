@@ -278,35 +278,44 @@ def qlinear_add(
     lhs: te.Tensor,
     rhs: te.Tensor,
     *,
+    out_shape: Sequence[int],
     lhs_ratio: float,
     rhs_ratio: float,
     fixed: float,
-    lhs_zp: int,
-    rhs_zp: int,
+    lhs_first: bool,
     out_dtype: str,
 ) -> te.Tensor:
-    """MLAS ``MlasQLinearAddKernelAvx2Helper`` for two same-shape inputs:
-    t = fma(b, rB, fixed); t = fma(a, rA, t); round to nearest even; saturate.
+    """MLAS ``MlasQLinearAddKernelAvx2Helper`` with numpy broadcasting:
+    t = fma(b, r_b, fixed); t = fma(a, r_a, t); round to nearest even; saturate. When the
+    first input is the one broadcast within onnxruntime's spans, onnxruntime swaps the
+    operands, so ``lhs_first`` runs a's fma first (and the importer computes ``fixed`` with
+    the roles swapped too).
 
     Each product of an 8-bit value and a float32 ratio is exact in double and so is the sum
     (the importer checks that the bits fit in 53), so the double sum rounded once to float32
     is the fused multiply-add, on any C compiler and FPU. ``a``/``b`` enter as raw values:
     the zero points are folded into ``fixed`` as onnxruntime does."""
+    from aot.ops.int8 import _broadcast_index
+
     lo, hi = RANGES[out_dtype]
-    del lhs_zp, rhs_zp  # folded into ``fixed``; kept as parameters for accelerators
+    rank = len(out_shape)
 
     def fma(value: Expr, ratio: float, addend: Expr) -> Expr:
         product = value.astype("int32").astype("float64") * tirx.const(ratio, "float64")
         return (product + addend.astype("float64")).astype("float32")
 
     def body(*idx: Expr) -> Expr:
-        partial = fma(rhs[idx], rhs_ratio, f32(fixed))
-        total = fma(lhs[idx], lhs_ratio, partial)
+        a = lhs[_broadcast_index(idx, _shape(lhs), rank)]
+        b = rhs[_broadcast_index(idx, _shape(rhs), rank)]
+        if lhs_first:
+            total = fma(b, rhs_ratio, fma(a, lhs_ratio, f32(fixed)))
+        else:
+            total = fma(a, lhs_ratio, fma(b, rhs_ratio, f32(fixed)))
         # _mm256_cvtps_epi32 then saturating packs: clamp first, same result in range.
         bounded = tirx.max(tirx.min(total, f32(float(hi))), f32(float(lo)))
         return round_half_even_expr(bounded).astype(out_dtype)
 
-    return te.compute(lhs.shape, body, name="qlinear_add", tag=ELEMWISE)
+    return te.compute(tuple(out_shape), body, name="qlinear_add", tag=ELEMWISE)
 
 
 def qlinear_mul(

@@ -45,17 +45,6 @@ def test_an_operator_aot_lacks_is_named_with_its_index(tmp_path) -> None:
     assert "docs/operators.md" in message and "\n" not in message
 
 
-def test_broadcast_qlinear_add_is_refused_in_one_line(tmp_path) -> None:
-    s, z = np.float32(0.05), np.array(3, np.int8)
-    node = helper.make_node(
-        "QLinearAdd", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y"], domain="com.microsoft"
-    )
-    path = make_model([node], [("a", "int8", [1, 4]), ("b", "int8", [1, 1])],
-                      [("y", "int8", [1, 4])], {"s": s, "z": z}, tmp_path / "add.onnx")  # fmt: skip
-    with pytest.raises(UnsupportedError, match=r"operator #0 QLinearAdd: inputs \[1, 4\] and"):
-        import_model(path)
-
-
 def test_aot_build_reports_the_error_in_one_line(tmp_path, capsys) -> None:
     code = main(["build", str(_tanh_qdq(tmp_path / "m.onnx")), "-o", str(tmp_path / "o")])
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]

@@ -389,3 +389,35 @@ def test_qlinear_add_over_every_pair_of_values(act, tmp_path) -> None:
               (g.name("y"), act, [65536]))  # fmt: skip
     inputs = [[np.repeat(values, 256), np.tile(values, 256)] * len(params)]
     assert_matches_onnxruntime(g.save(tmp_path / "add_all.onnx"), inputs)
+
+
+@pytest.mark.parametrize(
+    ("lhs", "rhs"),
+    [((256, 256), (256, 1)), ((256, 1), (256, 256)), ((1,), (256, 256)), ((1, 256), (256, 1))],
+    ids=["second-scalar-per-row", "first-scalar-per-row", "first-scalar", "outer-product"],
+)
+def test_broadcast_qlinear_add_over_every_pair_of_values(lhs, rhs, tmp_path) -> None:
+    """onnxruntime swaps the operands when the first is the scalar of its spans, which
+    changes the order of the two fused multiply-adds (exhaustive over all value pairs)."""
+    act = "int8"
+    a_s, a_z, b_s, b_z, y_s, y_z = _FMA_SENSITIVE_ADD
+    names = {"as": np.float32(a_s), "az": np.array(a_z, act), "bs": np.float32(b_s),
+             "bz": np.array(b_z, act), "ys": np.float32(y_s), "yz": np.array(y_z, act)}  # fmt: skip
+    node = helper.make_node(
+        "QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"],
+        domain="com.microsoft",
+    )  # fmt: skip
+    out = list(np.broadcast_shapes(lhs, rhs))
+    path = make_model([node], [("a", act, list(lhs)), ("b", act, list(rhs))],
+                      [("y", act, out)], names, tmp_path / "add.onnx")  # fmt: skip
+    values = np.arange(-128, 128, dtype=np.int8)
+
+    def fill(shape, k):
+        if int(np.prod(shape)) == 1:
+            return np.array([values[37 * k % 256]], np.int8).reshape(shape)
+        # Along the longer axis every value once; a 256 x 256 tensor holds every value in
+        # each row, so with the other operand's one value per row every pair occurs.
+        return np.broadcast_to(values.reshape([-1 if d == 256 else 1 for d in shape][-2:])
+                               if shape[-1] == 1 else values, shape).copy()  # fmt: skip
+
+    assert_matches_onnxruntime(path, [[fill(lhs, k), fill(rhs, k)] for k in range(4)])
