@@ -372,9 +372,14 @@ class _Importer:
             raise self.unsupported(f"QuantizeLinear to {q.dtype} is not supported")
         if name in self.dequantized:
             # DequantizeLinear -> QuantizeLinear with the same parameters changes nothing.
+            # With others, onnxruntime's optimizer merges the surrounding pairs (its
+            # DoubleQDQPairsRemover), which is not a plain requantization: refused.
             qname, dq = self.dequantized[name]
             if (dq.s, dq.zp, dq.dtype) != (q.s, q.zp, q.dtype):
-                raise self.unsupported("requantizing through DequantizeLinear is not supported")
+                raise self.unsupported(
+                    "a DequantizeLinear -> QuantizeLinear pair with different parameters is "
+                    "not supported"
+                )
             self.values[node.output[0]] = self.values[qname]
             return
         x = self.activation(name)
@@ -927,6 +932,26 @@ def _concat(
     return result, _Value(result, tuple(shape), y.dtype, y.s, y.zp)
 
 
+def _table_op(
+    imp: _Importer,
+    bb: Any,
+    x: _Value,
+    xq: _QParams,
+    y: _QParams,
+    transform: Callable[[np.ndarray], np.ndarray],
+) -> tuple[Any, _Value]:
+    """An operator that is exact per element in float32 (requantize, Relu, Clip) as a
+    256-entry table of onnxruntime's DequantizeLinear -> transform -> QuantizeLinear."""
+    from tvm import relax
+
+    from aot.ops import int8_onnx
+
+    imp.expect(x, ("int8", "uint8"), "the input")
+    table = relax.const(_requantize_table(xq, y, transform))
+    result = imp.emit(bb, int8_onnx.lookup_table, x.expr, table, name="requantize_table")
+    return result, _Value(result, x.shape, y.dtype, y.s, y.zp)
+
+
 def _ort_table(op: str, xq: _QParams, y: _QParams, attrs: dict[str, Any]) -> np.ndarray:
     """The 256-entry table onnxruntime builds for a lookup-table operator, read back by
     running it on every byte: MlasComputeLogistic is a platform-specific approximation
@@ -1311,6 +1336,18 @@ def _qdq_softmax(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) 
     return _softmax(imp, bb, node, x, xq, y, imp.opset)
 
 
+def _qdq_relu_clip(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
+    """Relu or Clip of its own between a DequantizeLinear and a QuantizeLinear: exact in
+    float32, so onnxruntime's result (whether it drops the node or runs it) is a table."""
+    x, xq = imp.dq_input(node.input[0])
+    if lo_hi != (None, None):
+        raise imp.unsupported(f"a Relu or Clip after {node.op_type} is not supported")
+    lo, hi = imp._activation_bounds(node)
+    low = np.float32(-np.inf if lo is None else lo)
+    high = np.float32(np.inf if hi is None else hi)
+    return _table_op(imp, bb, x, xq, y, lambda v: np.minimum(np.maximum(v, low), high))
+
+
 _QDQ: dict[str, Callable[..., tuple[Any, _Value]]] = {
     "Conv": _qdq_conv,
     "MatMul": _qdq_matmul,
@@ -1323,6 +1360,8 @@ _QDQ: dict[str, Callable[..., tuple[Any, _Value]]] = {
     "Sigmoid": _qdq_lookup,
     "LeakyRelu": _qdq_lookup,
     "Softmax": _qdq_softmax,
+    "Relu": _qdq_relu_clip,
+    "Clip": _qdq_relu_clip,
     "MaxPool": _qdq_data_movement,
     "Reshape": _qdq_data_movement,
     "Flatten": _qdq_data_movement,

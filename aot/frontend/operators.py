@@ -505,8 +505,13 @@ ONNX_INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "QLinearSoftmax": (_Q8, "com.microsoft; last axis only; output scale above 2**-22"),
     "QuantizeLinear": (
         "float32 -> int8 or uint8, per-tensor",
-        "at the model input; with a DequantizeLinear of the same parameters it is dropped",
+        "at the model input; after a DequantizeLinear of the same parameters it is dropped "
+        "(other parameters are refused)",
     ),
+    "Relu": (_Q8, f"{_QDQ}, or folded into the Conv/MatMul/Gemm before it; else a 256-entry "
+             "table of the float32 result"),
+    "Clip": (_Q8, f"{_QDQ} with constant bounds, or folded into the Conv/MatMul/Gemm before "
+             "it; else a 256-entry table of the float32 result"),
     "Reshape": (_Q8, "QOperator (an int8 tensor) or QDQ group with equal parameters; constant "
                 "shape (0 and -1 allowed)"),
     "Sigmoid": (_Q8, f"{_QDQ}; as QLinearSigmoid"),

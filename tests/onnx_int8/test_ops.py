@@ -421,3 +421,35 @@ def test_broadcast_qlinear_add_over_every_pair_of_values(lhs, rhs, tmp_path) -> 
                                if shape[-1] == 1 else values, shape).copy()  # fmt: skip
 
     assert_matches_onnxruntime(path, [[fill(lhs, k), fill(rhs, k)] for k in range(4)])
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_qdq_relu_and_clip_tables_match_onnxruntime(act, tmp_path) -> None:
+    """DequantizeLinear -> Relu | Clip -> QuantizeLinear with other parameters, on every
+    input byte: onnxruntime drops the Relu or runs it in float, the result is a table."""
+    rng = np.random.default_rng(131 if act == "int8" else 132)
+    g = Graph()
+    firsts = []
+    for case in range(6):
+        s1, z1 = g.qparams(rng, "s1_", act)
+        firsts.append((s1, z1))
+        s2, z2 = g.qparams(rng, "s2_", act, float(g.inits[s1]) * rng.uniform(0.3, 3.0))
+        q, dq, mid = g.name("q"), g.name("dq"), g.name("mid")
+        g.nodes += [helper.make_node("QuantizeLinear", [g.name("x"), s1, z1], [q]),
+                    helper.make_node("DequantizeLinear", [q, s1, z1], [dq])]  # fmt: skip
+        if case % 2 == 0:
+            g.nodes.append(helper.make_node("Relu", [dq], [mid]))
+        else:
+            lo, hi = g.const("lo", np.float32(-0.3)), g.const("hi", np.float32(0.8))
+            g.nodes.append(helper.make_node("Clip", [dq, lo, hi], [mid]))
+        q2 = g.name("q2")
+        g.nodes.append(helper.make_node("QuantizeLinear", [mid, s2, z2], [q2]))
+        node = helper.make_node("DequantizeLinear", [q2, s2, z2], [g.name("y")])
+        g.add(node, [(g.name("x"), "float32", [256])], (g.name("y"), "float32", [256]))
+    info = np.iinfo(act)
+    batch = []
+    for s1, z1 in firsts:
+        scale, zp = float(g.inits[s1]), int(g.inits[z1])
+        values = np.arange(info.min, info.max + 1, dtype=np.float32)
+        batch.append(((values - zp) * np.float32(scale)).astype(np.float32))
+    assert_matches_onnxruntime(g.save(tmp_path / "tables.onnx"), [batch])
