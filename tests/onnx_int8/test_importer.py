@@ -128,3 +128,18 @@ def test_damaged_models_fail_in_one_line_naming_the_operator(tmp_path) -> None:
     with pytest.raises(ModelError, match="not a valid ONNX model") as info:
         import_model(broken, "onnx-int8")
     assert "\n" not in str(info.value)
+
+
+def test_fma32_rounds_once_to_float32() -> None:
+    """fma32 (QLinearAdd's fixed part) rounds the exact a*b + c once, ties to even: for
+    doubles it equals numpy's float32 rounding, and it differs from two roundings."""
+    from fractions import Fraction
+
+    from aot.frontend.onnx_int8 import _round_f32, fma32
+
+    rng = np.random.default_rng(6)
+    for value in [*rng.normal(0, 1e3, 2000).tolist(), 2.0**-130, 1.5 * 2.0**-149, 3.0]:
+        assert _round_f32(Fraction(value)) == float(np.float32(value)), value
+    a, b, c = 1.0 + 2.0**-12, 1.0 + 2.0**-12, -1.0
+    assert fma32(a, b, c) == 2.0**-11 + 2.0**-24  # exact: the product's low bit survives
+    assert float(np.float32(np.float32(a) * np.float32(b)) + np.float32(c)) == 2.0**-11
