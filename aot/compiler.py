@@ -53,6 +53,9 @@ class CompileOptions:
     # What reaches the memory holding the constants; None: every target.
     constants_targets: tuple[str, ...] | None = None
     constants_memory: str = "constants"  # its name, for errors
+    # What reaches the caller's inputs and outputs (without io_in_pool); None: every
+    # target. On a board: the CPU and the accelerators that reach its data memory.
+    io_targets: tuple[str, ...] | None = ("cpu",)
     # Options every accelerator backend gets (e.g. a driver's folder: docs/accelerators.md).
     backend_options: Mapping[str, Any] = field(default_factory=dict)
 
@@ -280,8 +283,10 @@ def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict
             "source_operator": _op_ref(step.source[-1]) if step.source else None,
         }
     for copy in plan.copies:
-        home = holds.get(copy.src, {"tensor": copy.src, "source_operator": None})
-        holds[copy.dst] = {**home, "copy_of": copy.src}
+        if copy.src not in holds:  # a copy out to the caller's output from its staging
+            holds[copy.src] = {**holds[copy.dst], "copy_of": copy.dst}
+            continue
+        holds[copy.dst] = {**holds[copy.src], "copy_of": copy.src}
     labels = planned.step_names or ()
     return {
         "planner": plan.algorithm,
@@ -297,6 +302,7 @@ def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict
         "constants_targets": (
             None if options.constants_targets is None else list(options.constants_targets)
         ),
+        "io_targets": None if options.io_targets is None else list(options.io_targets),
         "buffers": [
             {
                 **placement.to_json(),
@@ -327,9 +333,15 @@ def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
     into the pools their targets reach, with copy steps when ``allow_copies``; returns an
     ``aot.planning.copies.CopyPlan``."""
     from aot.planning.copies import plan_with_copies
-    from aot.planning.liveness import constant_uses, pinned_buffers, workspace_buffers
+    from aot.planning.liveness import (
+        caller_uses,
+        constant_uses,
+        pinned_buffers,
+        workspace_buffers,
+    )
 
     buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
+    caller = [] if options.io_in_pool else caller_uses(lowered, options.workspace_alignment)
     return plan_with_copies(
         buffers,
         [p.pool() for p in options.pools],
@@ -340,6 +352,10 @@ def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
         constants=constant_uses(lowered, options.workspace_alignment),
         constants_targets=options.constants_targets,
         constants_memory=options.constants_memory,
+        caller=caller,
+        caller_targets=options.io_targets,
+        # Backends that want their steps' caller tensors staged without --allow-copies.
+        caller_copies=[b.target for b in lowered.backends.values() if b.io_copies],
     )
 
 

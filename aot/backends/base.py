@@ -170,6 +170,14 @@ class Artifact:
     # compiler re-encoded into a constant: dropped from the step's arguments, and a model
     # constant no step reads any more is not emitted.
     unused_params: tuple[int, ...] = ()
+    # Region operands (numbered as the region has them: its params, then its outputs) that
+    # only the step's CPU-side code touches: it copies them to or from memory its
+    # accelerator reaches (Ethos-U's glue copies the feature maps into Vela's arena). The
+    # planner gives those the CPU's reach; every other operand, and the backend
+    # constants, are touched by the backend's target. ``cpu_scratch``: the CPU-side code
+    # touches the scratch too (it stages operands there).
+    cpu_operands: tuple[int, ...] = ()
+    cpu_scratch: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,6 +233,11 @@ class Backend:
     alignment: ClassVar[int] = 16  # bytes, for every buffer its steps touch
     # The operator kinds lower()/emit() handle; None: every kind its patterns name.
     lowers: ClassVar[tuple[str, ...] | None] = None
+    # A model input or output (the caller's memory, reached by the CPU unless the board
+    # says otherwise) that one of this backend's steps touches directly: True, aot copies
+    # it into / out of a pool the target reaches (a copy step, as with --allow-copies);
+    # False, the build fails unless --io-in-pool or --allow-copies is given.
+    io_copies: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: Mapping[str, Any] = dict(options or {})

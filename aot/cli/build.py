@@ -302,6 +302,23 @@ def reach_on_board(
     return with_reach(pools, reaches), targets_reaching(memory, reaches), memory
 
 
+def io_reach_on_board(board: Board, accelerators: list[str]) -> tuple[str, ...] | None:
+    """What reaches the caller's inputs and outputs (without --io-in-pool): the runtime
+    keeps them in the board's data memory, so the CPU and the accelerators that list it.
+    The host has no memory map: every target reaches them."""
+    from aot.backends import CPU_TARGET, get_backend
+    from aot.planning.pools_file import targets_reaching
+
+    if board.is_host or not board.memories:
+        return None
+    reaches = {}
+    for name in accelerators:
+        backend = get_backend(name)
+        if backend.target != CPU_TARGET:
+            reaches[backend.target] = board.accelerator(name).memories
+    return targets_reaching(board.default_region("data").name, reaches)
+
+
 def print_backend_reports(metadata: dict[str, Any]) -> None:
     """What each accelerator's own compiler said (its report's ``lines``), then aot's pools
     with the bytes used and who reaches them, so the two can be read side by side."""
@@ -374,6 +391,7 @@ def run(args: argparse.Namespace) -> int:
         allow_copies=args.allow_copies,
         constants_targets=constants_targets,
         constants_memory=constants_region,
+        io_targets=io_reach_on_board(board, args.accelerator),
         backend_options=backend_options(args.backend_option),
     )
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))

@@ -247,10 +247,11 @@ def _pointers(
         return f"({ctype}*)(void*)({pool_symbol(name, placement.pool)} + {placement.offset})"
 
     def pointer(tensor: Tensor, step: int | None = None) -> str:
+        # A constant or a caller's tensor that a copy step staged for this step.
+        staged = step is not None and (step, tensor_buffer_name(tensor)) in plan.reads
         if tensor.kind == CONSTANT:
-            staged = step is not None and (step, tensor_buffer_name(tensor)) in plan.reads
             return pool_pointer(tensor, step) if staged else constant_symbol(name, tensor)
-        if tensor.kind in (INPUT, OUTPUT) and not options.io_in_pool:
+        if tensor.kind in (INPUT, OUTPUT) and not options.io_in_pool and not staged:
             return f"{'inputs' if tensor.kind == INPUT else 'outputs'}->{tensor.name}"
         return pool_pointer(tensor, step)
 
@@ -378,14 +379,25 @@ def _executor_source(
         # reads, so the steps add up to the time from the first read to the last.
         out.append("  uint32_t aot_tick = aot_platform_ticks();")
         out.append("  uint32_t aot_tock;")
+
+    def end(buffer: str) -> str:
+        """A copy's source or destination: a tensor where run() finds it (the caller's,
+        a constant, its pool) or a staging buffer in its pool."""
+        if buffer in by_buffer:
+            return pointer(by_buffer[buffer])
+        placement = plan.placement(buffer)
+        return f"{pool_symbol(name, placement.pool)} + {placement.offset}"
+
+    def copies(before: int) -> list[str]:
+        lines = []
+        for copy in plan.copies_before(before):
+            when = f"for step {before}" if before < len(lowered.steps) else "after the last step"
+            lines.append(f"  /* {copy.name}: {copy.size} bytes {when} */")
+            lines.append(f"  aot_platform_copy({end(copy.dst)}, {end(copy.src)}, {copy.size}u);")
+        return lines
+
     for step, code in zip(lowered.steps, codes, strict=True):
-        for copy in plan.copies_before(step.index):
-            dst = plan.placement(copy.dst)
-            out.append(f"  /* {copy.name}: {copy.size} bytes for step {step.index} */")
-            out.append(
-                f"  aot_platform_copy({pool_symbol(name, dst.pool)} + {dst.offset}, "
-                f"{pointer(by_buffer[copy.src])}, {copy.size}u);"
-            )
+        out += copies(step.index)
         out.append(f"  /* step {step.index}: {step.operator} */")
         out += [f"  {line}" for line in code.call]
         if options.profile:
@@ -393,6 +405,7 @@ def _executor_source(
                 f"  aot_tock = aot_platform_ticks(); {ticks}[{step.index}] = aot_tock - aot_tick; "
                 "aot_tick = aot_tock;"
             )
+    out += copies(len(lowered.steps))
     if options.io_in_pool:
         for index, tensor in enumerate(lowered.outputs):
             out.append(

@@ -67,6 +67,19 @@ class Step:
     # ``targets`` must include it for every buffer the step reads or writes.
     backend: str = "cpu"
     target: str = "cpu"
+    # Per argument, the target that touches it when that is not ``target`` everywhere:
+    # an accelerator's CPU-side code touches some operands itself (Artifact.cpu_operands).
+    # Empty: ``target`` touches every argument. ``scratch_targets`` likewise (empty:
+    # ``target``).
+    arg_targets: tuple[str, ...] = ()
+    scratch_targets: tuple[str, ...] = ()
+
+    def targets_of(self, tensor_id: int) -> tuple[str, ...]:
+        """The targets that touch argument ``tensor_id`` in this step."""
+        if not self.arg_targets:
+            return (self.target,)
+        found = {t for a, t in zip(self.args, self.arg_targets, strict=True) if a == tensor_id}
+        return tuple(sorted(found))
 
     @property
     def reads(self) -> tuple[int, ...]:
@@ -381,6 +394,8 @@ def lower(
             continue
         backend_name = partitioned.regions.get(prim_name, CPU_TARGET)
         backend = backends[backend_name]
+        arg_targets: tuple[str, ...] = ()
+        scratch_targets: tuple[str, ...] = ()
         if backend_name == CPU_TARGET:
             artifact = artifacts[prim_name]
             params = artifact.tir.params
@@ -396,10 +411,14 @@ def lower(
                 backend, module, prim_name, kernel_symbol(name, prim_name), builder, args, outs
             )
             artifacts[prim_name] = artifact
+            # Region numbering (params, then outputs) -> who touches each argument.
+            cpu_side = set(artifact.cpu_operands)
+            targets = [CPU_TARGET if i in cpu_side else backend.target for i in range(len(args))]
             if artifact.unused_params:
                 unused = set(artifact.unused_params)
                 dropped.update(a for i, a in enumerate(args) if i in unused)
                 args = [a for i, a in enumerate(args) if i not in unused]
+                targets = [t for i, t in enumerate(targets) if i not in unused]
             for constant in artifact.constants:
                 data = np.ascontiguousarray(constant.data).reshape(-1)
                 tensor_id = len(builder.tensors)
@@ -409,6 +428,9 @@ def lower(
                            alignment=max(constant.alignment, backend.alignment))
                 )  # fmt: skip
                 args.append(tensor_id)
+                targets.append(backend.target)
+            arg_targets = tuple(targets) if cpu_side else ()
+            scratch_targets = (CPU_TARGET, backend.target) if artifact.cpu_scratch else ()
         steps.append(
             Step(
                 len(steps),
@@ -422,6 +444,8 @@ def lower(
                 macs.get(prim_name, 0),
                 backend=backend_name,
                 target=backend.target,
+                arg_targets=arg_targets,
+                scratch_targets=scratch_targets,
             )
         )
     read = {t for step in steps for t in step.args}

@@ -29,7 +29,14 @@ from types import MappingProxyType
 from aot.errors import PlanningError
 from aot.planning import COPIES_ADVICE, UNREACHABLE_ADVICE, plan_memory, unreachable_message
 from aot.planning.core import allowed_pools
-from aot.planning.model import DEFAULT_ALIGNMENT, Buffer, Copy, MemoryPlan, Pool
+from aot.planning.model import (
+    DEFAULT_ALIGNMENT,
+    DEFAULT_TARGETS,
+    Buffer,
+    Copy,
+    MemoryPlan,
+    Pool,
+)
 
 # How a buffer is split: REACH (only where needed), TARGET (at every change of target,
 # the copy just before the run: frees the staging pool) or SPILL (TARGET, the copy just
@@ -44,6 +51,20 @@ class ConstantUse:
     name: str
     size: int
     users: tuple[tuple[int, str], ...]  # (step, target), in step order
+    alignment: int = DEFAULT_ALIGNMENT
+
+
+@dataclass(frozen=True)
+class CallerUse:
+    """A model input or output in the caller's memory (not in a pool: built without
+    --io-in-pool) and the steps that touch it. A target that cannot reach the caller's
+    memory gets a staging buffer: an input is copied in before its first use there, an
+    output written there is copied out after its last use."""
+
+    name: str
+    size: int
+    users: tuple[tuple[int, str], ...]  # (step, target), in step order
+    output: bool = False
     alignment: int = DEFAULT_ALIGNMENT
 
 
@@ -88,18 +109,44 @@ def plan_with_copies(
     constants_targets: Sequence[str] | None = None,
     constants_memory: str = "constants",
     copy_target: str | None = None,
+    caller: Iterable[CallerUse] = (),
+    caller_targets: Sequence[str] | None = DEFAULT_TARGETS,
+    caller_copies: Iterable[str] = (),
 ) -> CopyPlan:
     """Plan ``buffers`` into ``pools``; with ``allow_copies``, insert copy steps where the
     users of a buffer share no pool or the shared pool is too small.
 
-    ``constants_targets`` is what reaches the memory holding the constants (None: every
-    target). Raises PlanningError, naming the buffer or constant, its operators and
-    targets and the pools, when no plan exists (with the copies allowed).
+    ``constants_targets`` is what reaches the memory holding the constants and
+    ``caller_targets`` what reaches the caller's inputs and outputs (``caller``; None:
+    every target). A caller's tensor touched by another target is staged through a pool
+    when ``allow_copies`` or when all those targets are in ``caller_copies`` (backends
+    that ask for it: ``Backend.io_copies``). Raises PlanningError, naming the buffer or
+    constant, its operators and targets and the pools, when no plan exists (with the
+    copies allowed).
     """
     buffers, pools, constants = tuple(buffers), tuple(pools), tuple(constants)
     pinned = frozenset(pinned)
-    steps = max([b.end + 1 for b in buffers] + [len(step_names or ())])
+    caller = tuple(caller)
+    steps = max(
+        [b.end + 1 for b in buffers]
+        + [len(step_names or ())]
+        + [s + 1 for c in caller for s, _ in c.users]
+    )
     names = tuple(step_names) if step_names is not None else None
+    far_io = [
+        c
+        for c in caller
+        if caller_targets is not None and any(t not in caller_targets for _, t in c.users)
+    ]
+    automatic = set(caller_copies)
+    refused = [
+        c
+        for c in far_io
+        if not allow_copies
+        and not all(t in automatic for _, t in c.users if t not in (caller_targets or ()))
+    ]
+    if refused:
+        raise PlanningError(_caller_message(refused, caller_targets, names))
 
     def reached(targets: set[str]) -> bool:
         return any(p.targets is None or targets <= set(p.targets) for p in pools)
@@ -112,10 +159,21 @@ def plan_with_copies(
     if far and not allow_copies:
         raise PlanningError(_constant_message(far, constants_memory, constants_targets, names))
     unreachable = [b for b in buffers if not allowed_pools(b, pools)]
-    if not allow_copies:
+    if not allow_copies and not far_io:
         # Exactly the plan without copies (and its errors).
         plan = plan_memory(buffers, pools, algorithm, names)
         return CopyPlan(plan, buffers, tuple(range(steps)), {}, names)
+    if not allow_copies:
+        # Only the caller's tensors its backends asked for are staged; the rest is the
+        # plan without copies (and its errors).
+        planned, schedule, reads = _split(
+            buffers, far, constants_targets, {}, reached, steps, copy_target, far_io,
+            caller_targets,
+        )  # fmt: skip
+        labels = _labels(schedule, names)
+        plan = plan_memory(planned, pools, algorithm, labels)
+        plan = replace(plan, copies=tuple(c for c in schedule if isinstance(c, Copy)), reads=reads)
+        return CopyPlan(plan, tuple(planned), tuple(schedule), reads, labels)
     stuck = [b for b in unreachable if b.name in pinned or len(b.users) < 2]
     if stuck:
         raise PlanningError(
@@ -136,8 +194,9 @@ def plan_with_copies(
     )
     while True:
         planned, schedule, reads = _split(
-            buffers, far, constants_targets, modes, reached, steps, copy_target
-        )
+            buffers, far, constants_targets, modes, reached, steps, copy_target, far_io,
+            caller_targets,
+        )  # fmt: skip
         labels = _labels(schedule, names)
         try:
             plan = plan_memory(planned, pools, algorithm, labels)
@@ -200,6 +259,8 @@ def _split(
     reached,
     steps: int,
     copy_target: str | None,
+    far_io: Sequence[CallerUse] = (),
+    caller_targets: Sequence[str] | None = None,
 ) -> tuple[list[Buffer], list[int | Copy], dict[tuple[int, str], str]]:
     # Decide the runs first (in original steps), then number the schedule's positions.
     plans: list[tuple[Buffer | ConstantUse, list[tuple[int, str]], list[list], str]] = []
@@ -221,7 +282,21 @@ def _split(
         plans.append((c, stay, runs, REACH))
     copies_before: dict[int, list[Copy]] = {}
     reads: dict[tuple[int, str], str] = {}
-    staging: list[tuple[Copy, Buffer | ConstantUse, list[tuple[int, str]]]] = []
+    staging: list[tuple[Copy, Buffer | ConstantUse | CallerUse, list[tuple[int, str]]]] = []
+    for c in far_io:
+        home = set(caller_targets or ())
+        if c.output and c.users[0][1] not in home:
+            # Written where the caller's memory is out of reach: every user works on the
+            # staging buffer, copied out to the caller after the last of them.
+            dst = f"{c.name}__copy0"
+            copy = Copy(f"copy_{c.name}_out", dst, c.name, c.size, c.users[-1][0] + 1)
+            copies_before.setdefault(copy.before, []).append(copy)
+            staging.append((copy, c, list(c.users)))
+            for step, _ in c.users:
+                reads[(step, c.name)] = dst
+            continue
+        stay, runs = _runs(c.users, home, REACH, reached)
+        plans.append((c, stay, runs, REACH))
     for item, stay, runs, mode in plans:
         for k, run in enumerate(runs):
             dst = f"{item.name}__copy{k}"
@@ -237,12 +312,13 @@ def _split(
     schedule: list[int | Copy] = []
     position: dict[int, int] = {}
     copy_position: dict[str, int] = {}
-    for step in range(steps):
+    for step in range(steps + 1):
         for copy in copies_before.get(step, []):
             copy_position[copy.name] = len(schedule)
             schedule.append(copy)
-        position[step] = len(schedule)
-        schedule.append(step)
+        if step < steps:  # copies out of the last step's results run after it
+            position[step] = len(schedule)
+            schedule.append(step)
 
     def extra(targets: set[str]) -> set[str]:
         return targets | ({copy_target} if copy_target else set())
@@ -268,6 +344,19 @@ def _split(
         planned.append(replace(b, start=start, end=end, targets=tuple(targets), users=users))
     for copy, item, run in staging:
         targets = extra({t for _, t in run})
+        if copy.dst == item.name:  # a copy out: the staging buffer is its source
+            planned.append(
+                Buffer(
+                    copy.src,
+                    copy.size,
+                    position[run[0][0]],
+                    copy_position[copy.name],
+                    item.alignment,
+                    targets=tuple(targets),
+                    users=tuple((position[s], t) for s, t in run),
+                )
+            )
+            continue
         planned.append(
             Buffer(
                 copy.dst,
@@ -280,6 +369,25 @@ def _split(
             )
         )
     return planned, schedule, reads
+
+
+def _caller_message(
+    far: Sequence[CallerUse], targets: Sequence[str] | None, names: tuple[str, ...] | None
+) -> str:
+    c = far[0]
+    users = [(s, t) for s, t in c.users if targets is not None and t not in targets]
+    touched = ", ".join(f"'{names[s]}' on {t}" if names is not None else f"step {s} on {t}"
+                        for s, t in users)  # fmt: skip
+    what = "output" if c.output else "input"
+    verb = "written" if c.output and c.users[0] == users[0] else "read"
+    more = f" (and {len(far) - 1} more)" if len(far) > 1 else ""
+    far_targets = ",".join(dict.fromkeys(t for _, t in users))
+    return (
+        f"model {what} '{c.name}' ({c.size} bytes){more} is in the caller's memory, which "
+        f"only {','.join(targets or ())} reaches, but {verb} directly by {touched}; plan "
+        f"the inputs and outputs into the pools with --io-in-pool, or let aot copy it "
+        f"through a pool {far_targets} reaches with --allow-copies"
+    )
 
 
 def _constant_message(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aot.lowering import CONSTANT, INPUT, INTERMEDIATE, OUTPUT, LoweredModel
 from aot.naming import scratch_buffer_name, tensor_buffer_name
 from aot.planning import Buffer
-from aot.planning.copies import ConstantUse
+from aot.planning.copies import CallerUse, ConstantUse
 
 
 def workspace_buffers(
@@ -39,8 +39,9 @@ def workspace_buffers(
             last[root] = max(last.get(root, step.index), step.index)
             align[root] = max(align.get(root, alignment), need)
             touched = users.setdefault(root, [])
-            if (step.index, step.target) not in touched:
-                touched.append((step.index, step.target))
+            for target in step.targets_of(tensor_id):
+                if (step.index, target) not in touched:
+                    touched.append((step.index, target))
         if step.scratch_bytes:
             align[-1 - step.index] = max(alignment, need)  # its scratch
     buffers: list[Buffer] = []
@@ -69,8 +70,8 @@ def workspace_buffers(
                     step.index,
                     step.index,
                     align.get(-1 - step.index, alignment),
-                    targets=(step.target,),
-                    users=((step.index, step.target),),
+                    targets=step.scratch_targets or (step.target,),
+                    users=tuple((step.index, t) for t in step.scratch_targets or (step.target,)),
                 )
             )
     return buffers
@@ -97,11 +98,11 @@ def constant_uses(lowered: LoweredModel, alignment: int = 16) -> list[ConstantUs
     for step in lowered.steps:
         for tensor_id in step.args:
             seen = users.setdefault(tensor_id, [])
-            if (
-                lowered.tensors[tensor_id].kind == CONSTANT
-                and (step.index, step.target) not in seen
-            ):
-                seen.append((step.index, step.target))
+            if lowered.tensors[tensor_id].kind != CONSTANT:
+                continue
+            for target in step.targets_of(tensor_id):
+                if (step.index, target) not in seen:
+                    seen.append((step.index, target))
     return [
         ConstantUse(
             tensor_buffer_name(lowered.tensors[t]),
@@ -112,3 +113,28 @@ def constant_uses(lowered: LoweredModel, alignment: int = 16) -> list[ConstantUs
         for t, u in users.items()
         if u
     ]
+
+
+def caller_uses(lowered: LoweredModel, alignment: int = 16) -> list[CallerUse]:
+    """The model inputs and outputs the caller provides (built without --io-in-pool),
+    each with the steps and targets that touch it, for the caller-memory reach check."""
+    found = []
+    for tensor in [*lowered.inputs, *lowered.outputs]:
+        users: list[tuple[int, str]] = []
+        need = alignment  # a staging copy is aligned for every backend that touches it
+        for step in lowered.steps:
+            if tensor.id in step.args:
+                users += [(step.index, t) for t in step.targets_of(tensor.id)]
+                if step.backend != "cpu" and step.backend in lowered.backends:
+                    need = max(need, lowered.backends[step.backend].alignment)
+        if users:
+            found.append(
+                CallerUse(
+                    tensor_buffer_name(tensor),
+                    max(tensor.size_bytes, 1),
+                    tuple(dict.fromkeys(users)),
+                    output=tensor.kind == OUTPUT,
+                    alignment=need,
+                )
+            )
+    return found

@@ -361,7 +361,7 @@ def schedule(lowered: Any) -> Any:
     targets: dict[int, set[str]] = {}
     for step in steps:
         for tensor_id in step.args:
-            targets.setdefault(tensor_id, set()).add(step.target)
+            targets.setdefault(tensor_id, set()).update(step.targets_of(tensor_id))
     shared = {
         out: src
         for out, src in shared.items()

@@ -66,6 +66,9 @@ def test_lower_embeds_the_subgraph_vela_compiled(backend: EthosUBackend) -> None
     assert ro.data.tobytes() == subgraph.read_only
     # The model's weights are Vela's business: the step does not take them.
     assert artifact.unused_params == (1,) and artifact.payload.activations == (0,)
+    # The feature maps (param 0, output 0 = operand 2) are the CPU glue's: it copies them
+    # into the arena, which both touch. So the caller's input needs no NPU reach.
+    assert artifact.cpu_operands == (0, 2) and artifact.cpu_scratch
 
     code = backend.emit(
         None,

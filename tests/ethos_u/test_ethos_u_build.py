@@ -62,6 +62,9 @@ def test_aot_build_links_ethos_u_firmware(name: str, tmp_path: Path) -> None:
     assert metadata["constants"]["memory"] == "sram"
     pools = {p["name"]: p["targets"] for p in metadata["memory"]["pools"]}
     assert pools == {"dtcm": ["cpu"], "sram": ["cpu", "ethos_u"]}
+    # The caller's input and output stay where the caller put them (CPU memory): only
+    # the step's CPU glue touches them, so no copy and no --io-in-pool is needed.
+    assert metadata["memory"]["io_targets"] == ["cpu"] and metadata["memory"]["copies"] == []
     (npu,) = [b for b in metadata["backends"] if b["name"] == "ethos-u55-128"]
     report = npu["report"]
     # Every source operator went through Vela onto the NPU: one subgraph, no CPU steps.

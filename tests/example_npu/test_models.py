@@ -41,11 +41,11 @@ def _tools() -> None:
 
 def build_on_npu(model: str, board: str, out: Path, *extra: str) -> tuple[Path, str]:
     """The memory layout is left to aot: from the board's accelerator entry it adds a
-    pool in the NPU's memory and puts the constants there; the NPU reads the model's
-    input, so the inputs and outputs are planned into the pools too."""
+    pool in the NPU's memory and puts the constants there. The NPU reads the model's
+    input, which the caller keeps in CPU memory: aot copies it into the NPU's pool first
+    (the example NPU asks for that, ``io_copies``) unless ``--io-in-pool`` is given."""
     memory = load_board(board).accelerator(NPU).memories[0]
-    folder = build(mlperf_tiny(model), out, board, "--accelerator", NPU, "--name", "m",
-                   "--io-in-pool", *extra)  # fmt: skip
+    folder = build(mlperf_tiny(model), out, board, "--accelerator", NPU, "--name", "m", *extra)
     return folder, memory
 
 
@@ -53,6 +53,14 @@ def build_on_npu(model: str, board: str, out: Path, *extra: str) -> tuple[Path, 
 @pytest.mark.parametrize("model", ["kws_ref_model", "vww_96_int8"])
 def test_model_on_the_npu_is_bit_exact(model: str, board: str, tmp_path: Path) -> None:
     folder, memory = build_on_npu(model, board, tmp_path / "out")
+    # Without --io-in-pool: one copy, of the input into the NPU's memory, before step 0
+    # (the output comes from the CPU's SOFTMAX straight into the caller's buffer).
+    memory_plan = read_metadata(folder)["memory"]
+    (copy,) = memory_plan["copies"]
+    name = read_metadata(folder)["inputs"][0]["c_name"]
+    assert copy["src"].endswith(f"_{name}") and copy["before_step"] == 0
+    (staged,) = [b for b in memory_plan["buffers"] if b["buffer"] == copy["dst"]]
+    assert staged["pool"] == memory and staged["copy_of"] == copy["src"]
     batches = [[np.load(mlperf_tiny(model, ".input.npy"))]]
     expected = [np.load(mlperf_tiny(model, ".output.npy"))]
     if model == "kws_ref_model":  # cheap enough for a few seeded random inputs too
@@ -77,10 +85,20 @@ def test_model_on_the_npu_is_bit_exact(model: str, board: str, tmp_path: Path) -
     assert metadata["constants"]["memory"] == memory
 
 
+def test_inputs_and_outputs_in_the_pools_need_no_copy(tmp_path: Path) -> None:
+    folder, _ = build_on_npu("kws_ref_model", "mps2_an386", tmp_path / "out", "--io-in-pool")
+    (outputs,) = run_many(folder, [[np.load(mlperf_tiny("kws_ref_model", ".input.npy"))]])
+    np.testing.assert_array_equal(outputs[0], np.load(mlperf_tiny("kws_ref_model", ".output.npy")))
+    memory_plan = read_metadata(folder)["memory"]
+    assert memory_plan["copies"] == [] and memory_plan["io_in_pool"]
+
+
 def test_a_buffer_outside_the_npu_region_fails_the_run(tmp_path: Path) -> None:
     """The same kws firmware, its device model told that it reaches only the block RAM:
     every operand is then outside and the first NPU step fails with the named code."""
-    folder, _ = build_on_npu("kws_ref_model", "mps2_an386", tmp_path / "out", "--no-build")
+    folder, _ = build_on_npu(
+        "kws_ref_model", "mps2_an386", tmp_path / "out", "--no-build", "--io-in-pool"
+    )
     blockram = load_board("mps2_an386").region("blockram")
     config = folder / "project" / "config.mk"
     text = config.read_text()

@@ -9,7 +9,7 @@ import pytest
 
 from aot.errors import PlanningError
 from aot.planning import Buffer, Pool, planners
-from aot.planning.copies import ConstantUse, Copy, plan_with_copies
+from aot.planning.copies import CallerUse, ConstantUse, Copy, plan_with_copies
 from tests.planning.planning_helpers import assert_sound
 
 pytestmark = pytest.mark.unit
@@ -199,3 +199,60 @@ def test_random_graphs_with_copies_are_sound(seed: int) -> None:
         for step, target in b.users:
             used = staged[result.buffer_for(step, b.name)]
             assert target in used.targets
+
+
+# The caller's tensors: "in" read by step 0 (npu) and step 2 (cpu); "out" written by
+# step 3 (npu) and read by nobody else.
+def _caller():
+    return [
+        CallerUse("in", 300, ((0, "npu"), (2, "cpu"))),
+        CallerUse("out", 40, ((3, "npu"),), output=True),
+    ]
+
+
+def test_caller_tensors_out_of_reach_are_an_error_naming_them() -> None:
+    pools = [Pool("dtcm", None, CPU), Pool("npu_sram", 8192, BOTH)]
+    with pytest.raises(PlanningError) as info:
+        plan_with_copies(_chain(), pools, "greedy_by_size", step_names=NAMES, caller=_caller())
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("model input 'in' (300 bytes) (and 1 more) is in the caller's")
+    assert "only cpu reaches, but read directly by 'CONV_2D #0' on npu" in message
+    assert "--io-in-pool" in message and "--allow-copies" in message
+    # A caller's memory every target reaches (None) needs no copy.
+    plain = plan_with_copies(_chain(), pools, "greedy_by_size", caller=_caller(),
+                             caller_targets=None)  # fmt: skip
+    assert plain.copies == ()
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_caller_tensors_are_staged_in_and_out(allow: bool) -> None:
+    """With --allow-copies, or without it for a target whose backend asks (io_copies):
+    the input is copied in before the NPU's read, the output copied out after its write."""
+    pools = [Pool("dtcm", None, CPU), Pool("npu_sram", 8192, NPU)]
+    result = plan_with_copies(
+        [b for b in _chain() if b.name == "z"], pools, "greedy_by_size", step_names=NAMES,
+        allow_copies=allow, caller=_caller(), caller_copies=() if allow else ("npu",),
+    )  # fmt: skip
+    _check(result, pools)
+    assert [(c.src, c.dst, c.before) for c in result.copies] == [
+        ("in", "in__copy0", 0),
+        ("out__copy0", "out", 4),
+    ]
+    copy_in, copy_out = result.copies
+    assert result.schedule == (copy_in, 0, 1, 2, 3, copy_out)
+    # The NPU reads the staged input; the CPU reads the caller's own; the NPU writes
+    # the staged output.
+    assert result.buffer_for(0, "in") == "in__copy0" and result.buffer_for(2, "in") == "in"
+    assert result.buffer_for(3, "out") == "out__copy0"
+    staged = {b.name: b for b in result.buffers}
+    assert (staged["in__copy0"].start, staged["in__copy0"].end) == (0, 1)
+    assert (staged["out__copy0"].start, staged["out__copy0"].end) == (4, 5)
+    assert {result.plan.placement(n).pool for n in ("in__copy0", "out__copy0")} == {"npu_sram"}
+
+
+def test_automatic_staging_is_only_for_the_targets_that_ask() -> None:
+    pools = [Pool("dtcm", None, CPU), Pool("npu_sram", 8192, NPU)]
+    with pytest.raises(PlanningError, match="model input 'in'"):
+        plan_with_copies([], pools, "greedy_by_size", step_names=NAMES, caller=_caller(),
+                         caller_copies=("other",))  # fmt: skip

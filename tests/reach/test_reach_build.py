@@ -186,18 +186,39 @@ def test_small_shared_pool_fails_or_copies_and_stays_bit_exact(resnet, tmp_path:
     lowered = resnet
     # Both reach npu_sram, but its 32 KiB cannot hold the 48 KiB the NPU's steps and the
     # residual tensor need at once; staging the residual through dtcm fits.
+    # resnet's first convolution reads the model input: say the caller's memory is one
+    # both reach (as on a board whose data memory the NPU reaches).
     small = PoolSpec("npu_sram", 32 * 1024, BOTH)
     with pytest.raises(PlanningError) as info:
-        plan_lowered(lowered, _options(small, False))
+        plan_lowered(lowered, replace(_options(small, False), io_targets=BOTH))
     message = str(info.value)
     assert "pool 'npu_sram' (32768 bytes)" in message and "--allow-copies" in message
 
-    options = _options(small, True)
+    options = replace(_options(small, True), io_targets=BOTH)
     planned = plan_lowered(lowered, options)
     _assert_reached(planned, options)
     assert planned.plan.pool_sizes["npu_sram"] <= 32 * 1024 and planned.plan.copies
     _, count, _ = _run(lowered, planned, options, tmp_path, "pretrainedResnet_quant")
     assert count == len(planned.plan.copies)
+
+
+def test_caller_input_out_of_reach_fails_or_is_staged(resnet, tmp_path: Path) -> None:
+    """The caller's input is in CPU memory; resnet's first convolution, on tinynpu, reads
+    it directly: a one-line error naming it, or a copy into a pool tinynpu reaches."""
+    options = _options(PoolSpec("npu_sram", None, BOTH), False)
+    with pytest.raises(PlanningError) as info:
+        plan_lowered(resnet, options)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("model input 'tensor_0_input_1_int8'")
+    assert "read directly by 'step 0 (CONV_2D #0)' on tinynpu" in message
+    assert "--io-in-pool" in message and "--allow-copies" in message
+    options = replace(options, allow_copies=True)
+    planned = plan_lowered(resnet, options)
+    (copy,) = planned.plan.copies
+    assert (copy.src, copy.before) == ("tensor_0_input_1_int8", 0)
+    assert planned.plan.placement(copy.dst).pool == "npu_sram"
+    _, count, moved = _run(resnet, planned, options, tmp_path, "pretrainedResnet_quant")
+    assert (count, moved) == (1, copy.size)
 
 
 def test_a_plan_without_copies_calls_no_copy(kws, tmp_path: Path) -> None:

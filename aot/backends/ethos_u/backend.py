@@ -172,9 +172,17 @@ class EthosUBackend(Backend):
         _check_shapes(self.name, region, subgraph, activations)
         # The model's own weights: Vela re-encoded them into its read-only data.
         unused = tuple(i for i, p in enumerate(region.params) if p.is_constant)
+        # The step's C copies the feature maps into the arena and back on the CPU: the
+        # NPU touches only the arena and Vela's constants.
+        feature_maps = (
+            *activations,
+            *range(len(region.params), len(region.params) + len(region.outputs)),
+        )
         return replace(
             artifact_for(region.symbol, subgraph, outputs=len(region.outputs)),
             unused_params=unused,
+            cpu_operands=feature_maps,
+            cpu_scratch=True,
         )
 
     def _match(self, region: Region, activations: tuple[int, ...]) -> NpuSubgraph:

@@ -102,6 +102,7 @@ class ExampleNpu(Backend):
     name = "example_npu"
     description = "the example NPU: a device model under QEMU running int8 command streams"
     alignment = 16
+    io_copies = True  # the caller's input and output are staged through the NPU's memory
 
     def patterns(self) -> Sequence[OperatorPattern]:
         return (
