@@ -25,11 +25,14 @@ from aot.backends.base import (
     OperatorPattern,
     TensorInfo,
 )
+from aot.backends.regions import region_outputs
 from aot.errors import ConfigError, UnsupportedError
 from aot.frontend.model import ImportedModel
 
 CODEGEN_ATTR = "Codegen"
 COMPOSITE_ATTR = "Composite"
+# Set on each region: the source operator index of each of its operators, in order.
+SOURCES_ATTR = "aot.source_operators"
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,7 @@ def partition(
         passes = list(backend.passes_before())
         if passes:
             module = tvm.transform.Sequential(passes)(module)
+    before = module
     patterns = [
         p for backend in backends for p in _fusion_patterns(backend, module, imported.sources)
     ]
@@ -192,6 +196,7 @@ def partition(
         if passes:
             module = tvm.transform.Sequential(passes)(module)
     regions = _regions(module, {b.name for b in backends})
+    module = _annotate_sources(before, module, regions)
     by_name = {b.name: b for b in backends}
     for region_name, backend_name in regions.items():
         backend = by_name[backend_name]
@@ -229,14 +234,110 @@ def _regions(module: Any, names: set[str]) -> dict[str, str]:
     return regions
 
 
+def _value_key(expr: Any, known: dict[int, Any]) -> Any:
+    """What a main-level argument is, the same in the module before and after
+    partitioning: a parameter, a constant, or the result of an earlier operator."""
+    from tvm import ir
+
+    if isinstance(expr, ir.GenericConst):
+        return ("const", expr.__chandle__())
+    return known.get(expr.__chandle__(), ("var", expr.__chandle__()))
+
+
+def _call_key(callee: str, args: Sequence[Any]) -> Any:
+    return (callee, tuple(args))
+
+
+def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
+    """Set ``aot.source_operators`` on each region: the importer's source operator index
+    of each of its operators, in order. The spans cannot tell: MergeCompositeFunctions
+    binds one Composite function per distinct operator and calls it for every use, so
+    the span of a shared PrimFunc's first call would name them all. Each operator is
+    found instead in the module before partitioning by its PrimFunc and its arguments
+    (parameters, constants, results of earlier operators)."""
+    from tvm import ir
+
+    known: dict[int, Any] = {}
+    for i, param in enumerate(before["main"].params):
+        known[param.__chandle__()] = ("param", i)
+    index_of: dict[Any, int | None] = {}  # call key -> source operator index
+    for block in before["main"].body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, ir.Call) and getattr(value.op, "name", None) == "relax.call_tir":
+                args = value.args[1]
+                keys = [_value_key(a, known) for a in getattr(args, "fields", [args])]
+                key = _call_key(value.args[0].name_hint, keys)
+                index_of[key] = source_index(value)
+                known[binding.var.__chandle__()] = ("op", key)
+            elif isinstance(value, ir.Var):
+                known[binding.var.__chandle__()] = _value_key(value, known)
+    main = after["main"]
+    known_after: dict[int, Any] = {p.__chandle__(): ("param", i) for i, p in enumerate(main.params)}
+    annotated = {}
+    for block in main.body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            var = binding.var.__chandle__()
+            if isinstance(value, ir.Var):
+                known_after[var] = _value_key(value, known_after)
+            elif isinstance(value, ir.TupleGetItem):
+                base = _value_key(value.tuple_value, known_after)
+                item = base[1][value.index] if base[0] == "tuple" else ("item", base, value.index)
+                known_after[var] = item
+            if not isinstance(value, ir.Call):
+                continue
+            if getattr(value.op, "name", None) == "relax.call_tir":
+                args = value.args[1]
+                keys = [_value_key(a, known_after) for a in getattr(args, "fields", [args])]
+                known_after[var] = ("op", _call_key(value.args[0].name_hint, keys))
+                continue
+            if not isinstance(value.op, ir.GlobalVar) or value.op.name_hint not in regions:
+                continue
+            function = after[value.op]
+            outer = [_value_key(a, known_after) for a in value.args]
+            operators, callees = _region_calls(after, function)
+            keys: list[Any] = []
+            for op, callee in zip(operators, callees, strict=True):
+                args = [outer[v] if kind == "param" else ("op", keys[v]) for kind, v in op.wiring]
+                keys.append(_call_key(callee, args))
+            found = [index_of.get(k) for k in keys]
+            if keys and all(i is not None for i in found):
+                annotated[value.op] = function.with_attr(SOURCES_ATTR, found)
+            # The region's results are its operators' results, for the operators after it.
+            outputs = region_outputs(function)
+            result = [("op", keys[k]) for k in sorted(outputs, key=outputs.get)]
+            known_after[var] = result[0] if len(result) == 1 else ("tuple", tuple(result))
+    for gv, function in annotated.items():
+        after[gv] = function
+    return after
+
+
 def region_operators(module: Any, region: Any, sources: Sequence[Any] = ()) -> list[OperatorInfo]:
     """The operators of a region function in execution order (through its Composite
-    functions), each with its source operator (from ``sources``, by the importer's span)
+    functions), each with its source operator (from ``sources``: the region's
+    ``aot.source_operators`` attribute that partitioning sets, else the importer's span)
     and ``wiring``: where each of its inputs comes from, ``("param", i)``
     (the region's i-th parameter) or ``("op", k)`` (the result of its k-th operator)."""
+    found = _region_calls(module, region, sources)[0]
+    attrs = region.attrs
+    if attrs is not None and SOURCES_ATTR in attrs and sources:
+        by_index = {op.index: op for op in sources}
+        indices = [int(i) for i in attrs[SOURCES_ATTR]]
+        if len(indices) == len(found):
+            found = [replace(op, source=by_index.get(i)) for op, i in zip(found, indices)]
+    return found
+
+
+def _region_calls(
+    module: Any, region: Any, sources: Sequence[Any] = ()
+) -> tuple[list[OperatorInfo], list[str]]:
+    """region_operators' walk: the operators with their spans' sources, and the name of
+    the PrimFunc each calls."""
     from tvm import ir, relax
 
     found: list[OperatorInfo] = []
+    callees: list[str] = []
     # Relax var handle -> where its value comes from.
     origin: dict[int, tuple[str, int]] = {
         p.__chandle__(): ("param", i) for i, p in enumerate(region.params)
@@ -278,6 +379,7 @@ def region_operators(module: Any, region: Any, sources: Sequence[Any] = ()) -> l
                         args = value.args[1]
                         wiring = tuple(where(a, env) for a in getattr(args, "fields", [args]))
                         found.append(replace(info, wiring=wiring))
+                        callees.append(value.args[0].name_hint)
                         env[key] = ("op", len(found) - 1)
         body = func.body.body
         if isinstance(body, ir.Var):
@@ -285,4 +387,4 @@ def region_operators(module: Any, region: Any, sources: Sequence[Any] = ()) -> l
         return result
 
     walk(region, origin)
-    return found
+    return found, callees

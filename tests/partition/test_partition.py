@@ -80,3 +80,35 @@ def test_float_models_have_nothing_to_match() -> None:
     imported = import_model(EXAMPLES / "tiny_kws_float.tflite", "auto")
     backend = Takes("acc", ("conv2d_int8",))
     assert partition(imported, [backend]).regions == {}
+
+
+@pytest.mark.parametrize("model", ["kws_ref_model", "vww_96_int8"])
+def test_region_operators_name_each_source_operator_once_in_order(model: str) -> None:
+    """MergeCompositeFunctions calls one Composite function for every use of a shared
+    PrimFunc, so the spans alone would name its first operator for all of them
+    ("CONV_2D #2 + DEPTHWISE_CONV_2D #1 + CONV_2D #2 ..."). Each region's operators name
+    their own source operators, and with the CPU's steps every one appears exactly once."""
+    from aot.backends import get_backend
+    from aot.lowering import lower
+    from aot.testing.shared import mlperf_tiny
+
+    imported = import_model(mlperf_tiny(model), "auto")
+    parted = partition(imported, [get_backend("example_npu")])
+    region = next(iter(parted.regions))  # the convolutions; the fully connected layer next
+    ops = region_operators(parted.module, parted.module[region], imported.sources)
+    indices = [op.source.index for op in ops]
+    assert indices == sorted(set(indices)) == list(range(len(ops)))
+    assert [op.source.type for op in ops[:3]] == ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D"]
+    steps = lower(parted, "m").steps
+    labels = [op.label for step in steps for op in step.source]
+    assert labels == [op.label for op in imported.sources if op.type != "RESHAPE"]
+    assert steps[0].label == " + ".join(op.label for op in imported.sources[: len(ops)])
+    # metadata.json's operators (what aot inspect and memory.svg show): that label, and
+    # where the step runs.
+    from aot.compiler import operators_metadata
+    from aot.planning.order import schedule
+
+    entry = operators_metadata(schedule(lower(parted, "m")))[0]
+    assert entry["label"] == steps[0].label
+    assert (entry["backend"], entry["target"]) == ("example_npu", "example_npu")
+    assert [s["index"] for s in entry["source_operators"]] == indices
