@@ -11,16 +11,21 @@ commands::
         ...  # where["data"], where["weight"], ..., where["output"]: an OperandRef
     return Artifact(region.symbol, payload=..., scratch_bytes=placed.scratch_bytes)
 
+And most emit the same shape of C: one function per step that takes the region's
+parameters (``p0``, ``p1``, ...), its outputs (``o0``, ...) and the scratch, and returns
+an aot error code, which ``run()`` calls and checks. :func:`step_function` writes that
+frame around the backend's own statements.
+
 Like ``base.py`` this imports no stage (TVM lazily, to read the region function).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aot.backends.base import Region
+from aot.backends.base import EmitContext, EmittedCode, Region
 
 PARAM, OUTPUT, SCRATCH = "param", "output", "scratch"
 
@@ -98,3 +103,49 @@ def layout(region: Region, alignment: int = 16) -> RegionLayout:
         for index, refs in enumerate(calls)
     )
     return RegionLayout(operands, max((o + s for _, _, o, s in placed), default=0))
+
+
+def operand_pointer(ref: OperandRef, ctype: str = "int8_t") -> str:
+    """The C expression of an operand inside a :func:`step_function`: ``p<i>``, ``o<i>``,
+    or a ``ctype`` pointer into its scratch."""
+    if ref.kind == PARAM:
+        return f"p{ref.index}"
+    if ref.kind == OUTPUT:
+        return f"o{ref.index}"
+    return f"({ctype}*)(void*)(scratch + {ref.index})"
+
+
+def step_function(
+    symbol: str,
+    ctx: EmitContext,
+    params: int,
+    outputs: int,
+    body: Sequence[str],
+    statics: Sequence[str] = (),
+    includes: Sequence[str] = (),
+) -> EmittedCode:
+    """The C of a step as one function ``int32_t <symbol>(p0.., o0.., scratch)``:
+    ``params`` region parameters (``const``) and ``outputs`` region outputs with the
+    element types of ``ctx.arg_types``, then ``uint8_t* scratch`` when the step has one.
+    ``body`` is its statements (indented here; they return an ``int32_t`` aot error
+    code, 0 for success), ``statics`` file-scope definitions before it. ``run()`` calls
+    it with the step's pointers and returns its code when it is not 0."""
+    types = ctx.arg_types
+    arguments = [f"const {types[i]}* p{i}" for i in range(params)]
+    arguments += [f"{types[params + i]}* o{i}" for i in range(outputs)]
+    arguments += ["uint8_t* scratch"] if ctx.scratch else []
+    signature = f"int32_t {symbol}({', '.join(arguments) or 'void'})"
+    function = [*statics, f"{signature} {{", *(f"  {line}" for line in body), "}"]
+    args = [*ctx.args[: params + outputs]]
+    args += [f"(uint8_t*)(void*)({ctx.scratch})"] if ctx.scratch else []
+    return EmittedCode(
+        call=(
+            "{",
+            f"  int32_t err = {symbol}({', '.join(args)});",
+            "  if (err != 0) return err;",
+            "}",
+        ),
+        functions=("\n".join(function),),
+        prototypes=(f"{signature};",),
+        includes=tuple(includes),
+    )

@@ -12,7 +12,7 @@ model to the firmware with the memory region the board declares for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from aot.backends.example_npu.descriptors import (
     c_type,
     validate,
 )
+from aot.backends.regions import OperandRef, layout, operand_pointer, step_function
 
 RUNTIME_C = Path(__file__).resolve().parents[2] / "runtime_c"
 CONV, DEPTHWISE, DENSE = "conv2d_int8", "depthwise_conv2d_int8", "fully_connected_int8"
@@ -90,10 +91,10 @@ def takes(op: OperatorInfo) -> bool:
 @dataclass(frozen=True)
 class Stream:
     """An artifact's payload: the descriptors and, per descriptor, where each of its
-    operands comes from: ("param", i), ("output", i) or ("scratch", byte offset)."""
+    operands lives (``aot.backends.regions.layout``)."""
 
     descriptors: tuple[Descriptor, ...]
-    operands: tuple[dict[str, tuple[str, int]], ...]
+    operands: tuple[Mapping[str, OperandRef], ...]
     param_count: int
     output_count: int
 
@@ -112,77 +113,32 @@ class ExampleNpu(Backend):
         )
 
     def lower(self, region: Region, ctx: Any = None) -> Artifact:
-        outputs = _region_outputs(region.function)
-        calls = [
-            dict(zip(op.params["operands"], op.wiring, strict=True)) for op in region.operators
-        ]
+        # Region parameters, region outputs, or slices of the scratch for the tensors
+        # made and used inside the region: the Backend API's helper decides.
+        placed = layout(region, self.alignment)
         descriptors = tuple(descriptor(op) for op in region.operators)
-        # Tensors produced and consumed inside the region live in the step's scratch, each
-        # for its lifetime (first fit; the descriptors run in order).
-        last_use: dict[int, int] = {}
-        for index, refs in enumerate(calls):
-            for kind, value in refs.values():
-                if kind == "op":
-                    last_use[value] = index
-        placed: list[tuple[int, int, int, int]] = []  # start, end, offset, size
-        where: dict[int, tuple[str, int]] = {}
-        for index, op in enumerate(region.operators):
-            if index in outputs:
-                where[index] = ("output", outputs[index])
-                continue
-            size = -(-op.output.size_bytes // self.alignment) * self.alignment
-            end = last_use.get(index, index)
-            offset = 0
-            for start2, end2, offset2, size2 in sorted(placed, key=lambda p: p[2]):
-                overlaps = start2 <= end and index <= end2
-                if overlaps and offset < offset2 + size2 and offset2 < offset + size:
-                    offset = offset2 + size2
-            placed.append((index, end, offset, size))
-            where[index] = ("scratch", offset)
-        operands = tuple(
-            {name: where[v] if k == "op" else ("param", v) for name, (k, v) in refs.items()}
-            | {"output": where[index]}
-            for index, refs in enumerate(calls)
-        )
-        stream = Stream(descriptors, operands, len(region.params), len(region.outputs))
-        scratch = max((o + s for _, _, o, s in placed), default=0)
-        return Artifact(region.symbol, payload=stream, scratch_bytes=scratch)
+        stream = Stream(descriptors, placed.operands, len(region.params), len(region.outputs))
+        return Artifact(region.symbol, payload=stream, scratch_bytes=placed.scratch_bytes)
 
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
         stream: Stream = artifact.payload
-        params = [f"const {t}* p{i}" for i, t in enumerate(ctx.arg_types[: stream.param_count])]
-        outputs = [f"int8_t* o{i}" for i in range(stream.output_count)]
-        signature = ", ".join([*params, *outputs, *(["uint8_t* scratch"] if ctx.scratch else [])])
-        symbol = artifact.symbol
-        body = [f"int32_t {symbol}({signature or 'void'}) {{"]
-        statics = []
+        symbol, count = artifact.symbol, len(stream.descriptors)
+        statics, body = [], []
         for index, (desc, refs) in enumerate(zip(stream.descriptors, stream.operands)):
-            exprs = {_FIELDS[name]: _pointer(ref) for name, ref in refs.items()}
+            exprs = {_FIELDS[name]: operand_pointer(ref) for name, ref in refs.items()}
+            # Static storage: the run's stack does not grow with the region.
             statics.append(f"static struct {c_type(desc)} {symbol}_d{index};")
             initializer = c_initializer(desc, Operands(**exprs)).replace("\n", "\n  ")
-            body.append(f"  {symbol}_d{index} = (struct {c_type(desc)}){initializer};")
-        headers = ", ".join(f"&{symbol}_d{i}.header" for i in range(len(stream.descriptors)))
-        count = len(stream.descriptors)
+            body.append(f"{symbol}_d{index} = (struct {c_type(desc)}){initializer};")
+        headers = ", ".join(f"&{symbol}_d{i}.header" for i in range(count))
         body += [
-            f"  static const struct aot_npu_desc_header* const list[{count}] = {{{headers}}};",
-            "  static const struct aot_npu_stream stream = {AOT_NPU_STREAM_MAGIC, "
+            f"static const struct aot_npu_desc_header* const list[{count}] = {{{headers}}};",
+            "static const struct aot_npu_stream stream = {AOT_NPU_STREAM_MAGIC, "
             f"AOT_NPU_STREAM_VERSION, {count}u, list}};",
-            "  return (int32_t)aot_npu_submit(&stream);",
-            "}",
+            "return (int32_t)aot_npu_submit(&stream);",
         ]
-        args = [*ctx.args, *([f"(uint8_t*)(void*)({ctx.scratch})"] if ctx.scratch else [])]
-        call = (
-            "{",
-            f"  int32_t err = {symbol}({', '.join(args)});",
-            "  if (err != 0) return err;",
-            "}",
-        )
-        return EmittedCode(
-            call=call,
-            functions=("\n".join([*statics, *body]),),
-            prototypes=(f"int32_t {symbol}({signature or 'void'});",),
-            includes=('"example_npu.h"',),
-        )
+        return step_function(symbol, ctx, stream.param_count, stream.output_count, body,
+                             statics, includes=('"example_npu.h"',))  # fmt: skip
 
     def runtime(self) -> RuntimeFiles:
         # The device's region is board data: Board.c_defines() gives the project
@@ -193,34 +149,7 @@ class ExampleNpu(Backend):
         )
 
 
-# Operand names in the importer's call order -> descriptor fields.
+# Operand names in the importer's call order -> descriptor fields (only int8 activations
+# live in the scratch).
 _FIELDS = {"data": "input", "weight": "weights", "bias": "bias", "multiplier": "multiplier",
            "shift": "shift", "output": "output"}  # fmt: skip
-
-
-def _pointer(ref: tuple[str, int]) -> str:
-    """The C expression of an operand inside the step function (only int8 activations
-    live in the scratch)."""
-    kind, value = ref
-    if kind == "param":
-        return f"p{value}"
-    if kind == "output":
-        return f"o{value}"
-    return f"(int8_t*)(void*)(scratch + {value})"
-
-
-def _region_outputs(function: Any) -> dict[int, int]:
-    """Operator index -> region output index: which operators' results the region
-    function returns (its bindings call one Composite function per operator, in order)."""
-    from tvm import relax
-
-    produced: dict[Any, int] = {}
-    for block in function.body.blocks:
-        for binding in block.bindings:
-            value = binding.value
-            if isinstance(value, relax.Function):
-                continue
-            produced[binding.var] = produced[value] if value in produced else len(produced)
-    result = function.body.body
-    fields = list(getattr(result, "fields", [result]))
-    return {produced[f]: i for i, f in enumerate(fields)}
