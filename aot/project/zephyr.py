@@ -124,22 +124,44 @@ def zephyr_pool_placements(context: ProjectContext) -> dict[str, MemoryRegion]:
     }
 
 
+def constants_placement(context: ProjectContext) -> dict[str, MemoryRegion]:
+    """The constants section -> its board memory, when that is not Zephyr's flash (an
+    accelerator reads its weights where it reaches, e.g. the example NPU's PSRAM). Only
+    a memory the loader fills (``loadable``) can take initialised bytes: Zephyr copies no
+    custom section at boot."""
+    board = context.board
+    constants = context.metadata["constants"].get("memory")
+    if not constants or constants == board.default_region("constants").name:
+        return {}
+    region = board.region(constants)
+    if not region.loadable:
+        raise ConfigError(
+            f"the zephyr template keeps the constants in Zephyr's flash or in a memory the "
+            f"loader fills; '{constants}' of board '{board.name}' is neither: use the cmsis "
+            f"template, or keep the constants in '{board.default_region('constants').name}' "
+            "(--constants-memory) and let aot copy them where they are read (--allow-copies)"
+        )
+    return {f".rodata.aot.{context.model_name}.constants": region}
+
+
+def accelerator_defines(board: Board) -> dict[str, str]:
+    """The board's facts about its accelerators (``AOT_ACCEL_<NAME>_MEMORY0_BASE`` ...,
+    from ``Board.c_defines``) that their device models and drivers read. The cmsis
+    template passes every board define; Zephyr's port takes the rest (UART, timer) from
+    the devicetree, so only these."""
+    return {k: v for k, v in board.c_defines().items() if k.startswith("AOT_ACCEL_")}
+
+
 @template_hook("zephyr")
 def generate_zephyr(context: ProjectContext) -> None:
     board = context.board
-    constants = context.metadata["constants"].get("memory")
-    if constants and constants != board.default_region("constants").name:
-        raise ConfigError(
-            f"the zephyr template keeps the constants in Zephyr's flash; --constants-memory "
-            f"{constants} needs the cmsis template"
-        )
     files = render_zephyr_files(
         board,
         sources=context.sources(),
         includes=context.includes(),
-        defines=dict(context.app_defines),
+        defines={**accelerator_defines(board), **context.app_defines},
     )
-    placements = zephyr_pool_placements(context)
+    placements = {**zephyr_pool_placements(context), **constants_placement(context)}
     if placements:
         regions = list({r.name: r for r in placements.values()}.values())
         if any(region.zephyr_region is None for region in regions):
