@@ -26,7 +26,12 @@ Memory: ``alignment`` is what every buffer the backend's steps touch is aligned 
 memories its target reaches is board data (``accelerators:`` in the board YAML, see
 ``docs/boards.md``), read through :meth:`Backend.reachable_memories`. The memory planner
 puts every buffer (constants too) into a pool that all of its readers' and writers'
-targets reach: a pool's ``targets`` names those targets (``PoolSpec.targets``).
+targets reach: a pool's ``targets`` names those targets (``PoolSpec.targets``). A step's
+target touches all its operands unless its artifact names those only its CPU-side code
+touches (``Artifact.cpu_operands``); the model's inputs and outputs are the caller's
+memory, reached by the CPU unless the board says otherwise (``Backend.io_copies``).
+``aot/backends/regions.py`` has helpers for a backend that runs a region operator by
+operator (operand layout with scratch slices, the C frame of a step function).
 
 Backends register by name in the ``aot.backends`` entry-point group (the value is the
 class), so ``aot build --accelerator NAME`` finds an out-of-tree package without a change
