@@ -197,6 +197,7 @@ def partition(
             module = tvm.transform.Sequential(passes)(module)
     regions = _regions(module, {b.name for b in backends})
     module = _annotate_sources(before, module, regions)
+    regions = _regions(module, {b.name for b in backends})
     by_name = {b.name: b for b in backends}
     for region_name, backend_name in regions.items():
         backend = by_name[backend_name]
@@ -274,7 +275,7 @@ def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
                 known[binding.var.__chandle__()] = _value_key(value, known)
     main = after["main"]
     known_after: dict[int, Any] = {p.__chandle__(): ("param", i) for i, p in enumerate(main.params)}
-    annotated = {}
+    sites: list[tuple[Any, list[int]]] = []  # region call, its operators' sources
     for block in main.body.blocks:
         for binding in block.bindings:
             value = binding.value
@@ -303,14 +304,50 @@ def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
                 keys.append(_call_key(callee, args))
             found = [index_of.get(k) for k in keys]
             if keys and all(i is not None for i in found):
-                annotated[value.op] = function.with_attr(SOURCES_ATTR, found)
+                sites.append((value, found))
             # The region's results are its operators' results, for the operators after it.
             outputs = region_outputs(function)
             result = [("op", keys[k]) for k in sorted(outputs, key=outputs.get)]
             known_after[var] = result[0] if len(result) == 1 else ("tuple", tuple(result))
-    for gv, function in annotated.items():
-        after[gv] = function
-    return after
+    return _one_function_per_call(after, sites)
+
+
+def _one_function_per_call(module: Any, sites: Sequence[tuple[Any, list[int]]]) -> Any:
+    """Set each region's source operators on its function. Partitioning binds one
+    function for structurally equal regions (kws's four 1x1 convolutions on a backend
+    taking one per region): each further call gets a copy of its own, named
+    ``<region>_<k>``, so that every step says which operators it computes."""
+    from tvm import ir, relax
+
+    builder = relax.BlockBuilder(module)
+    first: dict[str, list[int]] = {}
+    redirect: dict[int, Any] = {}  # region call -> the copy it calls instead
+    copies: dict[str, int] = {}
+    for call, found in sites:
+        gv = call.op
+        function = module[gv].with_attr(SOURCES_ATTR, found)
+        if gv.name_hint not in first:
+            first[gv.name_hint] = found
+            builder.update_func(gv, function)
+        elif found != first[gv.name_hint]:
+            copies[gv.name_hint] = copies.get(gv.name_hint, 0) + 1
+            name = f"{gv.name_hint}_{copies[gv.name_hint]}"
+            redirect[call.__chandle__()] = builder.add_func(function, name)
+    module = builder.get()
+    if not redirect:
+        return module
+
+    @relax.expr_functor.mutator
+    class Redirect(relax.PyExprMutator):
+        def visit_call_(self, call: Any) -> Any:
+            target = redirect.get(call.__chandle__())
+            call = super().visit_call_(call)
+            if target is None:
+                return call
+            return ir.Call(target, call.args, call.attrs, call.ty_args, call.span)
+
+    module["main"] = Redirect(module).visit_expr(module["main"])
+    return module
 
 
 def region_operators(module: Any, region: Any, sources: Sequence[Any] = ()) -> list[OperatorInfo]:

@@ -112,3 +112,20 @@ def test_region_operators_name_each_source_operator_once_in_order(model: str) ->
     assert entry["label"] == steps[0].label
     assert (entry["backend"], entry["target"]) == ("example_npu", "example_npu")
     assert [s["index"] for s in entry["source_operators"]] == indices
+
+
+def test_a_region_function_shared_by_several_calls_is_copied_per_call() -> None:
+    """kws's four 1x1 convolutions, one region each, are structurally equal: partitioning
+    binds one function for all four. Each call gets its own, naming its own operator."""
+    from aot.testing.shared import mlperf_tiny
+
+    imported = import_model(mlperf_tiny("kws_ref_model"), "auto")
+    one_by_one = Takes("npu", ("conv2d_int8",), lambda op: op.inputs[1].shape[1:3] == (1, 1))
+    parted = partition(imported, [one_by_one])
+    assert len(parted.regions) == 4 and set(parted.regions.values()) == {"npu"}
+    labels = [
+        [op.source.label for op in region_operators(parted.module, parted.module[name],
+                                                    imported.sources)]
+        for name in parted.regions
+    ]  # fmt: skip
+    assert labels == [["CONV_2D #2"], ["CONV_2D #4"], ["CONV_2D #6"], ["CONV_2D #8"]]
