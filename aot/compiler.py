@@ -9,7 +9,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -293,8 +293,31 @@ def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict
         "io_in_pool": options.io_in_pool,
         "pools": [
             {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)} for p in options.pools
+        ]
+        + [
+            # Operator state, kept between inferences (docs/memory_planning.md).
+            {
+                "name": name,
+                "size_limit": None,
+                "targets": sorted(
+                    {
+                        t
+                        for p in plan.placements
+                        if p.pool == name
+                        for t in buffers_by_name[p.buffer].targets
+                    }
+                ),
+                "used_bytes": plan.pool_sizes[name],
+                "kind": "persistent",
+            }
+            for name in plan.persistent
         ],
-        "workspace_bytes": sum(plan.pool_sizes.values()),
+        "workspace_bytes": plan.workspace_size,
+        "persistent_bytes": plan.total_size - plan.workspace_size,
+        "states": [
+            {**state.to_json(), "buffer": tensor_buffer_name(tensor)}
+            for state, tensor in zip(lowered.imported.states, lowered.states, strict=True)
+        ],
         "lower_bound_bytes": plan.lower_bound,
         "pool_lower_bounds": dict(plan.pool_lower_bounds),
         "activation_lower_bound_bytes": lowered.activation_lower_bound,
@@ -336,13 +359,15 @@ def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
     from aot.planning.liveness import (
         caller_uses,
         constant_uses,
+        persistent_buffers,
         pinned_buffers,
         workspace_buffers,
     )
+    from aot.planning.persistent import add_persistent
 
     buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
     caller = [] if options.io_in_pool else caller_uses(lowered, options.workspace_alignment)
-    return plan_with_copies(
+    planned = plan_with_copies(
         buffers,
         [p.pool() for p in options.pools],
         options.planner,
@@ -357,6 +382,12 @@ def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
         # Backends that want their steps' caller tensors staged without --allow-copies.
         caller_copies=[b.target for b in lowered.backends.values() if b.io_copies],
     )
+    # Operator state goes into a pool of its own, kept between inferences.
+    state = persistent_buffers(lowered, options.workspace_alignment)
+    if not state:
+        return planned
+    plan = add_persistent(planned.plan, state, planned.buffers, [p.pool() for p in options.pools])
+    return replace(planned, plan=plan, buffers=(*planned.buffers, *state))
 
 
 def _touched_json(buffer: Any, labels: Sequence[str]) -> dict[str, Any]:

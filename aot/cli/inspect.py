@@ -161,6 +161,7 @@ def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedP
         used,
         lower,
         {k: int(v) for k, v in memory.get("pool_lower_bounds", {}).items()},
+        persistent=tuple(p["name"] for p in memory["pools"] if p.get("kind") == "persistent"),
     )
     return LoadedPlan(plan, tuple(buffers), tuple(pools), targets, step_names, holds, step_targets)
 
@@ -185,6 +186,8 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
         pools.append(
             {
                 "name": pool.name,
+                # persistent: operator state kept between runs (docs/memory_planning.md).
+                "kind": "persistent" if pool.name in plan.persistent else "workspace",
                 "size_limit": pool.size,
                 "targets": loaded.targets.get(pool.name, ["cpu"]),
                 "used_bytes": used,
@@ -215,6 +218,9 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
             }
         )
     peak: dict[str, Any] | None = None
+    # State is live all the time in its own pool: the peak is the workspace's.
+    state = {p.buffer for p in plan.placements if p.pool in plan.persistent}
+    buffers = tuple(b for b in buffers if b.name not in state)
     if buffers:
         step = peak_step(buffers)
         live = sorted(
@@ -242,10 +248,11 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
         "source": model.get("source"),
         "planner": plan.algorithm,
         "operators": len(metadata.get("operators", [])),
-        "buffers": len(buffers),
-        "workspace_bytes": plan.total_size,
+        "buffers": len(loaded.buffers),
+        "workspace_bytes": plan.workspace_size,
+        "persistent_bytes": plan.total_size - plan.workspace_size,
         "lower_bound_bytes": plan.lower_bound,
-        "ratio_to_lower_bound": _ratio(plan.total_size, plan.lower_bound),
+        "ratio_to_lower_bound": _ratio(plan.workspace_size, plan.lower_bound),
         "peak": peak,
         "operators_by_target": runs_on,
         "copies": list(metadata.get("memory", {}).get("copies", [])),
@@ -286,10 +293,16 @@ def format_text(report: dict[str, Any]) -> str:
     lines = [
         f"model {report['model']}: {report['operators']} operators, {report['buffers']} "
         f"buffers, planner {report['planner']}",
-        f"workspace {report['workspace_bytes']} B in {len(report['pools'])} pool(s), lower "
+        f"workspace {report['workspace_bytes']} B in "
+        f"{sum(p['kind'] == 'workspace' for p in report['pools'])} pool(s), lower "
         f"bound {report['lower_bound_bytes']} B"
         + (f" (used / bound {ratio:.3f})" if ratio is not None else ""),
     ]
+    if report["persistent_bytes"]:
+        lines.append(
+            f"state {report['persistent_bytes']} B kept between runs in the persistent pool "
+            "(aot_<name>_reset() restores it)"
+        )
     if report["operators_by_target"]:
         lines.append(
             "runs on: " + ", ".join(f"{n} on {t}" for t, n in report["operators_by_target"].items())
@@ -307,6 +320,8 @@ def format_text(report: dict[str, Any]) -> str:
         )
     for pool in report["pools"]:
         limit = "unbounded" if pool["size_limit"] is None else f"limit {pool['size_limit']} B"
+        if pool["kind"] == "persistent":
+            limit = "persistent, kept between runs"
         fill = pool["utilisation"]
         bound_ratio = pool["ratio_to_lower_bound"]
         lines += [

@@ -298,6 +298,20 @@ class DeviceClient:
                     f"of {reply.steps}"
                 )
 
+    @property
+    def supports_reset(self) -> bool:
+        """The model keeps operator state between runs, which RESET restores."""
+        return "STATE" in self._require_info().features
+
+    def reset(self) -> None:
+        """Sets the model's state (SVDF's memory) to its initial value."""
+        if not self.supports_reset:
+            raise DeviceError(
+                f"the model on {self.transport.name} keeps no state between runs: "
+                "there is nothing to reset"
+            )
+        self.request(p.Command.RESET)
+
     def stats(self) -> DeviceStats:
         stats = p.StatsReply.unpack(self.request(p.Command.STATS))
         return DeviceStats(**stats.__dict__)

@@ -36,6 +36,7 @@ class Feature:
 FEATURES = (
     Feature("PROFILE", 0, 2, "the model records ticks per executor step (aot build --profile)"),
     Feature("STACK", 1, 2, "the stack is painted, so STATS reports its peak"),
+    Feature("STATE", 2, 2, "the model keeps operator state between runs; RESET restores it"),
 )
 
 
@@ -65,6 +66,14 @@ COMMANDS = (
         since=2,
         feature="PROFILE",
         doc="first step -> ticks of each executor step in the last run",
+    ),
+    CommandSpec(
+        "RESET",
+        0x09,
+        0,
+        since=2,
+        feature="STATE",
+        doc="-> status, after the model's state is set to its initial value",
     ),
 )
 

@@ -66,6 +66,34 @@ class SourceOperator:
 
 
 @dataclass(frozen=True)
+class StateSpec:
+    """Operator state kept between inferences (a TFLite variable tensor, e.g. SVDF's
+    activation state): ``main`` takes it after the inputs and returns its next value
+    after the outputs, in this order. ``initial`` is its value at start and after reset
+    (None: zeros, as TFLite resets variable tensors)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    initial: Any = field(default=None, compare=False, repr=False)  # numpy array or None
+
+    @property
+    def size_bytes(self) -> int:
+        import numpy as np
+
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "size_bytes": self.size_bytes,
+            "initial": "zeros" if self.initial is None else "constant",
+        }
+
+
+@dataclass(frozen=True)
 class ImportedModel:
     """A model imported into a Relax IRModule whose ``main`` takes the inputs in order."""
 
@@ -79,6 +107,8 @@ class ImportedModel:
     # The same operators with index and output tensor; an importer that knows no more than
     # the types may leave it empty (see ``sources``).
     source_operators: tuple[SourceOperator, ...] = field(default=())
+    # Persistent operator state: extra trailing parameters and results of ``main``.
+    states: tuple[StateSpec, ...] = field(default=())
 
     @property
     def sources(self) -> tuple[SourceOperator, ...]:

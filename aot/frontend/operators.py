@@ -183,6 +183,13 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank; constant axes (negative allowed); keep_dims honoured; requantized by "
         "the input/output scale ratio",
     ),
+    "SVDF": (
+        "int8 input and output, per-tensor; feature weights int8, time weights int16, "
+        "state int16 (zero point 0), bias int32, optional",
+        "2-D input [batch, depth]; any rank and memory size; fused activation RELU (as "
+        "TFLite's integer kernel requires; it applies none); the state is kept between "
+        "inferences in the persistent pool and reset by aot_<name>_reset()",
+    ),
     "TANH": (_INT8, "any rank; 256-entry table"),
     "TRANSPOSE": (_INT8, "any rank; constant permutation"),
     "UNPACK": (_SAME_Q, "any rank, any axis (negative allowed)"),

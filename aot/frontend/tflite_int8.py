@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 
 from aot.errors import ConfigError, InternalError, ModelError, UnsupportedError
-from aot.frontend.model import ImportedModel, Quantization, SourceOperator, TensorSpec
+from aot.frontend.model import (
+    ImportedModel,
+    Quantization,
+    SourceOperator,
+    StateSpec,
+    TensorSpec,
+)
 from aot.frontend.tflite_file import TFLITE_DTYPES
 from aot.frontend.validate import DAMAGED, validate
 from aot.ops import fixedpoint as fp
@@ -173,6 +179,10 @@ class _Importer:
         self.operator_attrs: dict[str, tuple[str, dict[str, Any]]] = {}
         self.op_index = -1
         self.op_name = ""
+        # Variable tensors (operator state): tensor index -> StateSpec, in parameter order,
+        # and the value each stateful operator computed as its next state.
+        self.states: dict[int, StateSpec] = {}
+        self.next_states: dict[int, Any] = {}
 
     # -- tensors ---------------------------------------------------------------------
 
@@ -276,6 +286,19 @@ class _Importer:
             var = relax.Var(var_name, relax.TensorType(info.shape, info.dtype))
             params.append(var)
             self.values[info.index] = var
+        # State comes after the inputs: main(inputs..., states...) -> (outputs..., next
+        # states...); the executor keeps it in the persistent pool (docs/memory_planning.md).
+        for index in range(graph.TensorsLength()):
+            if not graph.Tensors(index).IsVariable():
+                continue
+            info = self.tensors[index]
+            initial = info.data if info.data is not None and info.data.any() else None
+            self.states[index] = StateSpec(info.name, info.shape, info.dtype, initial)
+            var = relax.Var(
+                _identifier(info.name, used_names), relax.TensorType(info.shape, info.dtype)
+            )
+            params.append(var)
+            self.values[index] = var
 
         operators: list[str] = []
         sources: list[SourceOperator] = []
@@ -293,6 +316,7 @@ class _Importer:
             frontend=FRONTEND_NAME,
             operators=tuple(operators),
             source_operators=tuple(sources),
+            states=tuple(self.states.values()),
         )
 
     def _convert(
@@ -358,6 +382,13 @@ class _Importer:
                     if info.index not in self.values:
                         raise ModelError(f"{self.source}: output {info.name!r} is never computed")
                     results.append(self.values[info.index])
+                for index, state in self.states.items():
+                    if index not in self.next_states:
+                        raise UnsupportedError(
+                            f"{self.source}: variable tensor {state.name!r} is never updated by "
+                            f"a stateful operator aot supports (SVDF); see {DOCS}"
+                        )
+                    results.append(self.next_states[index])
                 out = results[0] if len(results) == 1 else relax.Tuple(results)
                 gv = bb.emit_output(out)
             bb.emit_func_output(gv)
@@ -376,6 +407,18 @@ class _Importer:
         const = relax.const(np.ascontiguousarray(info.data))
         self.values[index] = const
         return const
+
+    def update_state(self, index: int, value: Any, role: str) -> None:
+        """Record ``value`` as the next value of the variable tensor ``index``; operators
+        after this one read the updated state, as in TFLite, where it changes in place."""
+        if index not in self.states:
+            raise self.unsupported(f"the {role} must be a variable tensor (is_variable)")
+        if index in self.next_states:
+            raise self.unsupported(
+                f"variable tensor {self.tensors[index].name!r} is updated by two operators"
+            )
+        self.next_states[index] = value
+        self.values[index] = value
 
     def constant(self, index: int, what: str) -> np.ndarray:
         data = self.tensors[index].data
@@ -1085,7 +1128,11 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
 
 # Handlers in their own modules register into _HANDLERS when imported (they import the
 # helpers above, which exist by now).
-from aot.frontend import tflite_int8_elementwise, tflite_int8_movement  # noqa: E402, F401
+from aot.frontend import (  # noqa: E402, F401
+    tflite_int8_elementwise,
+    tflite_int8_movement,
+    tflite_int8_state,
+)
 
 
 def __getattr__(name: str) -> Any:

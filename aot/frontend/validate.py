@@ -839,6 +839,16 @@ def validate(data: bytes, source: str) -> Validated:
     return Validated(padded, model)
 
 
+# Operators whose variable tensor (state) the int8 importer keeps in the persistent pool.
+STATEFUL_OPERATORS = frozenset({"SVDF"})
+
+
+def _state_of_stateful_operators(sg: Subgraph, index: int) -> bool:
+    """True when only stateful operators read the variable tensor ``index``."""
+    readers = [op for op in sg.operators if index in op.inputs]
+    return bool(readers) and all(op.name in STATEFUL_OPERATORS for op in readers)
+
+
 def _check_supported(model: Model, source: str) -> None:
     """Valid features no aot importer handles, named (after the damage checks)."""
     for sg in model.subgraphs:
@@ -858,7 +868,7 @@ def _check_supported(model: Model, source: str) -> None:
                     f"{source}: {t.label()} has shape {list(t.shape)}, with no elements; aot "
                     "compiles tensors of at least one element"
                 )
-            if t.is_variable:
+            if t.is_variable and not _state_of_stateful_operators(sg, t.index):
                 raise UnsupportedError(
                     f"{source}: {t.label()} is a variable tensor (operator state, as in SVDF "
                     f"or LSTM), which aot does not support yet; see {OPERATORS_DOC}"

@@ -28,6 +28,8 @@ from aot.partition import (
 )
 
 INPUT, OUTPUT, CONSTANT, INTERMEDIATE = "input", "output", "constant", "intermediate"
+# Operator state kept between inferences, in the persistent pool (ImportedModel.states).
+STATE = "state"
 # A constant only a backend's region had as a parameter and said it does not read.
 UNUSED = "unused"
 OPAQUE_PATTERN = 8  # relax OpPatternKind.kOpaque
@@ -40,7 +42,7 @@ class Tensor:
     shape: tuple[int, ...]
     dtype: str
     kind: str  # INPUT, OUTPUT, CONSTANT or INTERMEDIATE
-    io_index: int | None = None  # position among the model inputs or outputs
+    io_index: int | None = None  # position among the model inputs, outputs or states
     data: np.ndarray | None = field(default=None, compare=False, repr=False)
     source: str | None = None  # the source model's name for it, when known (for reports)
     alignment: int = 0  # bytes a backend needs for it (a constant it reads); 0: the default
@@ -112,6 +114,9 @@ class LoweredModel:
     # defines), and tensor id -> tensor id whose memory it reuses (in-place steps).
     activation_lower_bound: int = 0
     shared: dict[int, int] = field(default_factory=dict, compare=False)
+    # (next-state tensor, state tensor) per state: run() copies the next value into the
+    # persistent pool after the last step.
+    state_updates: tuple[tuple[int, int], ...] = ()
 
     def artifact(self, symbol: str) -> Artifact:
         for artifact in self.artifacts:
@@ -131,6 +136,10 @@ class LoweredModel:
     @property
     def inputs(self) -> list[Tensor]:
         return sorted(self.tensors_of(INPUT), key=lambda t: t.io_index or 0)
+
+    @property
+    def states(self) -> list[Tensor]:
+        return sorted(self.tensors_of(STATE), key=lambda t: t.io_index or 0)
 
     @property
     def outputs(self) -> list[Tensor]:
@@ -191,6 +200,7 @@ class _GraphBuilder:
         self.steps: list[tuple[str, list[int], list[int], str, int | None]] = []
         self.values: dict[int, list[int]] = {}  # relax var handle -> tensor ids
         self.constants: dict[int, int] = {}  # relax constant handle -> tensor id
+        self.state_updates: list[tuple[int, int]] = []
 
     def add_tensor(self, name: str, tensor_type: object, kind: str, **extra: object) -> int:
         shape = tuple(int(d) for d in tensor_type.shape.values)
@@ -226,13 +236,21 @@ class _GraphBuilder:
     def build(self, main: object) -> None:
         from tvm import ir, relax
 
+        states = self.imported.states
         for index, (param, spec) in enumerate(zip(main.params, self.imported.inputs, strict=False)):
             tensor_id = self.add_tensor(c_identifier(spec.name), param.ty, INPUT, io_index=index)
             self.values[param.__chandle__()] = [tensor_id]
-        if len(main.params) != len(self.imported.inputs):
+        state_params = list(main.params)[len(self.imported.inputs) :]
+        for index, (param, state) in enumerate(zip(state_params, states, strict=False)):
+            tensor_id = self.add_tensor(
+                f"state_{c_identifier(state.name)}", param.ty, STATE, io_index=index,
+                data=state.initial, source=state.name,
+            )  # fmt: skip
+            self.values[param.__chandle__()] = [tensor_id]
+        if len(main.params) != len(self.imported.inputs) + len(states):
             raise UnsupportedError(
                 f"the imported model has {len(main.params)} inputs but the file declares "
-                f"{len(self.imported.inputs)}"
+                f"{len(self.imported.inputs)} (and {len(states)} states)"
             )
         body = main.body
         for block in body.blocks:
@@ -273,7 +291,15 @@ class _GraphBuilder:
                         f"Relax operation {op} survived legalization; aot cannot lower it to C"
                     )
         result_ids = self.tensor_ids(body.body)
-        self._mark_outputs(result_ids)
+        count = len(result_ids) - len(states)
+        state_ids = [t.id for t in self.tensors if t.kind == STATE]
+        for next_id, state_id in zip(result_ids[count:], state_ids, strict=True):
+            if self.tensors[next_id].kind != INTERMEDIATE:
+                raise UnsupportedError(
+                    f"state '{self.tensors[state_id].source}' is not computed by an operator"
+                )
+            self.state_updates.append((next_id, state_id))
+        self._mark_outputs(result_ids[:count])
 
     def _mark_outputs(self, result_ids: list[int]) -> None:
         specs: tuple[TensorSpec, ...] = self.imported.outputs
@@ -448,6 +474,13 @@ def lower(
                 scratch_targets=scratch_targets,
             )
         )
+    for next_id, state_id in builder.state_updates:
+        # Reports name a next state after its state, not after the operator's output.
+        state = builder.tensors[state_id]
+        next_id = alias.get(next_id, next_id)
+        builder.tensors[next_id] = replace(
+            builder.tensors[next_id], source=f"{state.source} (next)"
+        )
     read = {t for step in steps for t in step.args}
     for tensor_id in sorted(dropped - read):
         if builder.tensors[tensor_id].kind == CONSTANT:
@@ -460,6 +493,7 @@ def lower(
         steps=tuple(steps),
         artifacts=tuple(artifacts[p] for p in used if p in called),
         backends=backends,
+        state_updates=tuple((alias.get(n, n), s) for n, s in builder.state_updates),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aot.lowering import CONSTANT, INPUT, INTERMEDIATE, OUTPUT, LoweredModel
+from aot.lowering import CONSTANT, INPUT, INTERMEDIATE, OUTPUT, STATE, LoweredModel
 from aot.naming import scratch_buffer_name, tensor_buffer_name
 from aot.planning import Buffer
 from aot.planning.copies import CallerUse, ConstantUse
@@ -28,6 +28,9 @@ def workspace_buffers(
             first[tensor.id] = 0
         for tensor in lowered.outputs:
             last[tensor.id] = end
+    # A next state is copied into the persistent pool after the last step.
+    for next_id, _ in lowered.state_updates:
+        last[lowered.memory_root(next_id)] = end
     # An accelerator may need more alignment than the CPU for what its steps touch.
     align: dict[int, int] = {}
     for step in lowered.steps:
@@ -77,18 +80,45 @@ def workspace_buffers(
     return buffers
 
 
+def persistent_buffers(lowered: LoweredModel, alignment: int = 16) -> list[Buffer]:
+    """The operator state: live over every step of every inference, so its buffers never
+    share memory with anything (aot.planning.persistent places them)."""
+    end = max(len(lowered.steps) - 1, 0)
+    buffers = []
+    for tensor in lowered.tensors:
+        if tensor.kind != STATE:
+            continue
+        touched = tuple(
+            (step.index, step.target) for step in lowered.steps if tensor.id in step.args
+        )
+        buffers.append(
+            Buffer(
+                tensor_buffer_name(tensor),
+                max(tensor.size_bytes, 1),
+                0,
+                end,
+                alignment,
+                targets=tuple({t for _, t in touched}) or ("cpu",),
+                users=touched,
+            )
+        )
+    return buffers
+
+
 def pinned_buffers(lowered: LoweredModel) -> set[str]:
     """Buffers a copy step may not split: model inputs and outputs (the caller's memory
-    or fixed by --io-in-pool) and buffers written by more than one step (in place)."""
+    or fixed by --io-in-pool), buffers written by more than one step (in place) and next
+    states (copied into the persistent pool after the last step)."""
     writers: dict[int, int] = {}
     for step in lowered.steps:
         for tensor_id in step.outputs:
             root = lowered.memory_root(tensor_id)
             writers[root] = writers.get(root, 0) + 1
+    next_states = {lowered.memory_root(n) for n, _ in lowered.state_updates}
     return {
         tensor_buffer_name(t)
         for t in lowered.tensors
-        if t.kind in (INPUT, OUTPUT) or writers.get(t.id, 0) > 1
+        if t.kind in (INPUT, OUTPUT) or writers.get(t.id, 0) > 1 or t.id in next_states
     }
 
 

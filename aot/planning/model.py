@@ -164,9 +164,13 @@ class MemoryPlan:
     # buffer that step uses instead; empty without copies.
     copies: tuple[Copy, ...] = ()
     reads: Mapping[tuple[int, str], str] = field(default_factory=dict, hash=False)
+    # Pools holding state kept between inferences (aot.planning.persistent), never reused
+    # for activations; their sizes are in ``pool_sizes`` too.
+    persistent: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "copies", tuple(self.copies))
+        object.__setattr__(self, "persistent", tuple(self.persistent))
         object.__setattr__(self, "reads", MappingProxyType(dict(self.reads)))
         object.__setattr__(self, "placements", tuple(self.placements))
         object.__setattr__(self, "pool_sizes", MappingProxyType(dict(self.pool_sizes)))
@@ -178,6 +182,11 @@ class MemoryPlan:
     def total_size(self) -> int:
         """Bytes used over all pools; what the planners minimize."""
         return sum(self.pool_sizes.values())
+
+    @property
+    def workspace_size(self) -> int:
+        """Bytes of the pools one inference reuses (all but the persistent ones)."""
+        return sum(v for k, v in self.pool_sizes.items() if k not in self.persistent)
 
     def buffer_for(self, step: int, name: str) -> str:
         """The buffer (or constant) step ``step`` uses for ``name``: a staging copy or itself."""
@@ -201,4 +210,5 @@ class MemoryPlan:
             "pool_lower_bounds": dict(self.pool_lower_bounds),
             "placements": [p.to_json() for p in self.placements],
             "copies": [c.to_json() for c in self.copies],
+            "persistent_pools": list(self.persistent),
         }

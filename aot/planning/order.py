@@ -336,6 +336,9 @@ def lowered_step_graph(lowered: Any, steps: Sequence[Any], with_scratch: bool) -
     for tensor in lowered.tensors:
         sizes[f"t{tensor.id}"] = tensor.size_bytes if tensor.kind == INTERMEDIATE else 0
     outputs = tuple(f"t{t.id}" for t in lowered.tensors if t.kind == OUTPUT)
+    # A next state is copied into the persistent pool after the last step: like an
+    # output, it lives to the end and no step may overwrite it.
+    outputs += tuple(f"t{n}" for n, _ in getattr(lowered, "state_updates", ()))
     return StepGraph(tuple(order_steps), sizes, (), outputs)
 
 

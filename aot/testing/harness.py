@@ -49,6 +49,34 @@ def run_many(
     return results
 
 
+RESET = "reset"  # an entry of run_session's plan: restore the model's state
+
+
+def run_session(
+    folder: str | Path, plan: Sequence[Sequence[np.ndarray] | str], timeout: float = 120.0
+) -> list[list[np.ndarray]]:
+    """Run a stateful model over ``plan`` in one device session: each entry is an input
+    set (one inference, state carried to the next) or ``RESET``; returns the outputs of
+    the inferences in order."""
+    from aot.boards import load_board
+    from aot.library import read_metadata
+    from aot.runner import connect
+
+    folder = Path(folder)
+    metadata = read_metadata(folder)
+    board = load_board(metadata["board"])
+    results: list[list[np.ndarray]] = []
+    with connect(folder, metadata, board, timeout) as client:
+        client.hello()
+        for entry in plan:
+            if isinstance(entry, str):
+                client.reset()
+            else:
+                results.append(client.run(list(entry), timeout=timeout).outputs)
+        client.quit()
+    return results
+
+
 def random_inputs(specs: Sequence[dict], count: int, seed: int) -> list[list[np.ndarray]]:
     """Seeded random inputs over each input's full range (ints) or N(0, 1) (floats)."""
     rng = np.random.default_rng(seed)
@@ -67,4 +95,4 @@ def random_inputs(specs: Sequence[dict], count: int, seed: int) -> list[list[np.
     return batches
 
 
-__all__ = ["AotError", "build", "random_inputs", "run_many"]
+__all__ = ["RESET", "AotError", "build", "random_inputs", "run_many", "run_session"]

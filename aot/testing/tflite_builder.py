@@ -160,6 +160,8 @@ OPERATORS: dict[str, OperatorSpec] = {
     "STRIDED_SLICE": OperatorSpec("StridedSliceOptions"),
     "SUB": OperatorSpec("SubOptions"),
     "SUM": OperatorSpec("ReducerOptions"),
+    # TFLite's integer SVDF accepts only a RELU (which it does not apply).
+    "SVDF": OperatorSpec("SVDFOptions", {"rank": 1, "fused_activation_function": "RELU"}),
     "TANH": OperatorSpec(None),
     "TRANSPOSE": OperatorSpec("TransposeOptions"),
     "TRANSPOSE_CONV": OperatorSpec(

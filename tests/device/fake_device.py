@@ -61,6 +61,8 @@ class FakeDevice:
     # Ticks per executor step of every run, as a --profile build records them; None: not
     # profiled (no PROFILE feature).
     step_ticks: list[int] | None = None
+    # Called by RESET for a model with operator state; None: stateless (no STATE feature).
+    reset: Callable[[], None] | None = None
     _decoder: p.FrameDecoder = field(init=False)
     _inputs: list[bytearray] = field(init=False)
     _outputs: list[bytes] = field(init=False)
@@ -79,7 +81,11 @@ class FakeDevice:
         """Like server.c: PROFILE for a profiled model, STACK (STATS measures it)."""
         if self.version & 0xFF < 2:
             return frozenset()
-        return frozenset({"STACK"} | ({"PROFILE"} if self.step_ticks else set()))
+        return frozenset(
+            {"STACK"}
+            | ({"PROFILE"} if self.step_ticks else set())
+            | ({"STATE"} if self.reset else set())
+        )
 
     def feed(self, data: bytes) -> bytes:
         """Bytes from the host in, reply bytes out. After QUIT everything is ignored."""
@@ -206,6 +212,10 @@ class FakeDevice:
             room = (self.max_payload - 2 - spec.PROFILE_REPLY_HEAD_BYTES) // 4
             chunk = tuple(self.step_ticks[first : first + room])
             return p.ProfileReply(steps, first, chunk).pack()
+        if command is p.Command.RESET:
+            assert self.reset is not None
+            self.reset()
+            return p.ok()
         self.quit = True
         return p.ok()
 

@@ -50,6 +50,7 @@ def test_python_layouts_match_the_table() -> None:
         "STATS": 0,
         "QUIT": 0,
         "PROFILE": p.PROFILE_REQUEST.size,
+        "RESET": 0,
     }
     assert sizes == {c.name: c.request_bytes for c in spec.COMMANDS}
     assert p.ProfileReply.FORMAT.size == spec.PROFILE_REPLY_HEAD_BYTES
@@ -59,7 +60,7 @@ def test_python_layouts_match_the_table() -> None:
 @pytest.mark.unit
 @pytest.mark.parametrize("command", spec.COMMANDS, ids=lambda c: c.name)
 def test_fake_device_checks_request_sizes_from_the_table(command: spec.CommandSpec) -> None:
-    client = _fake(step_ticks=[1, 2])
+    client = _fake(step_ticks=[1, 2], reset=lambda: None)
     client.hello()
     wrong = command.request_bytes - 1 if command.request_bytes else 1
     with pytest.raises(ProtocolError, match="BAD_PAYLOAD"):
@@ -80,6 +81,21 @@ def test_features_announced_and_profile_read_in_chunks() -> None:
     per_reply = (64 - 2 - spec.PROFILE_REPLY_HEAD_BYTES) // 4
     profile_requests = [f for f in sent if isinstance(f, p.Frame) and f.type == p.Command.PROFILE]
     assert len(profile_requests) == -(-len(ticks) // per_reply)
+
+
+@pytest.mark.unit
+def test_reset_reaches_a_stateful_model_only() -> None:
+    resets: list[int] = []
+    client = _fake(reset=lambda: resets.append(1))
+    assert "STATE" in client.hello().features and client.supports_reset
+    client.reset()
+    assert resets == [1]
+    stateless = _fake()
+    assert not stateless.hello().features & {"STATE"} and not stateless.supports_reset
+    with pytest.raises(DeviceError, match="nothing to reset"):
+        stateless.reset()
+    with pytest.raises(ProtocolError, match="UNKNOWN_COMMAND"):
+        stateless.request(p.Command.RESET)
 
 
 @pytest.mark.unit

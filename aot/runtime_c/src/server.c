@@ -200,9 +200,15 @@ static int profiled(void) {
          g_model->step_ticks != NULL;
 }
 
+/* A model with operator state (SVDF) answers RESET. */
+static int stateful(void) {
+  return g_model != NULL && g_model->state_bytes > 0u && g_model->reset != NULL;
+}
+
 static uint32_t features(void) {
   return (profiled() ? AOT_FEATURE_PROFILE : 0u) |
-         (aot_stack_painted_bytes() > 0u ? AOT_FEATURE_STACK : 0u);
+         (aot_stack_painted_bytes() > 0u ? AOT_FEATURE_STACK : 0u) |
+         (stateful() ? AOT_FEATURE_STATE : 0u);
 }
 
 static aot_error_t cmd_hello(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
@@ -474,6 +480,14 @@ static aot_error_t handle_frame(int* quit) {
       }
       AOT_CHECK_REQUEST(PROFILE, len);
       return cmd_profile(reply, seq, payload);
+    case AOT_CMD_RESET:
+      if (!stateful()) { /* optional, like PROFILE */
+        return send_error(reply, seq, AOT_ERR_PROTOCOL_UNKNOWN_COMMAND, type);
+      }
+      AOT_CHECK_REQUEST(RESET, len);
+      g_model->reset();
+      begin_reply(reply, seq, AOT_OK);
+      return send_reply();
     case AOT_CMD_QUIT:
       AOT_CHECK_REQUEST(QUIT, len); /* refused like STATS: the device keeps serving */
       *quit = 1;

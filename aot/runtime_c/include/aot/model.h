@@ -46,7 +46,7 @@ struct aot_model_desc {
   const struct aot_tensor_info* inputs;
   const struct aot_tensor_info* outputs;
   aot_run_fn run;
-  uint32_t workspace_bytes; /* all planned pools together */
+  uint32_t workspace_bytes; /* the planned pools together, without the persistent one */
   uint32_t constants_bytes;
   /* Models built with --io-in-pool: where each input/output lives inside the planned
    * pools; the application writes inputs and reads outputs there (no copies). NULL: the
@@ -58,6 +58,10 @@ struct aot_model_desc {
    * the executor reads no timer at all. */
   uint32_t num_steps;
   const uint32_t* step_ticks;
+  /* Operator state kept between runs (SVDF's memory), in the persistent pool: its
+   * bytes (0: stateless) and the function that sets it to its initial value. */
+  uint32_t state_bytes;
+  void (*reset)(void);
 };
 
 #ifdef __cplusplus

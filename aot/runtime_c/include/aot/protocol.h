@@ -22,6 +22,7 @@ typedef enum {
   AOT_CMD_STATS = 0x06, /* -> stack and frame counters */
   AOT_CMD_QUIT = 0x07, /* -> status, then the server stops */
   AOT_CMD_PROFILE = 0x08, /* first step -> ticks of each executor step in the last run */
+  AOT_CMD_RESET = 0x09, /* -> status, after the model's state is set to its initial value */
 } aot_command_t;
 
 #define AOT_CMD_HELLO_REQUEST_BYTES 2u
@@ -40,6 +41,8 @@ typedef enum {
 #define AOT_CMD_QUIT_VARIABLE 0
 #define AOT_CMD_PROFILE_REQUEST_BYTES 2u
 #define AOT_CMD_PROFILE_VARIABLE 0
+#define AOT_CMD_RESET_REQUEST_BYTES 0u
+#define AOT_CMD_RESET_VARIABLE 0
 #define AOT_MSG_REPLY_BIT 0x80u
 /* Reply to a frame that could not be decoded, so its command is unknown. */
 #define AOT_MSG_FRAME_ERROR 0xFFu
@@ -47,6 +50,7 @@ typedef enum {
 /* Feature bits of the HELLO reply (since 1.2). */
 #define AOT_FEATURE_PROFILE (1u << 0) /* the model records ticks per executor step (aot build --profile) */
 #define AOT_FEATURE_STACK (1u << 1) /* the stack is painted, so STATS reports its peak */
+#define AOT_FEATURE_STATE (1u << 2) /* the model keeps operator state between runs; RESET restores it */
 
 #define AOT_PROFILE_REPLY_HEAD_BYTES 6u
 
