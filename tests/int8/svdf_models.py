@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.testing.harness import RESET
 from aot.testing.tflite_builder import TFLiteModelBuilder
+from aot.validate.reference import TFLiteReference
+from tests.int8.harness import random_input
 
 
 def _f32(value: float) -> float:
@@ -94,3 +97,24 @@ def svdf_keyword_model(seed: int = 13) -> bytes:
     b.add_operator("FULLY_CONNECTED", [h2, w_t, -1], [y])
     b.mark_output(y)
     return b.build()
+
+
+def litert_session(model: bytes, plan: list) -> list[np.ndarray]:
+    """LiteRT over the same plan as aot.testing.harness.run_session: state carried across
+    invoke() calls, reset_all_variables() at each RESET."""
+    reference = TFLiteReference(model)
+    outputs = []
+    for entry in plan:
+        if isinstance(entry, str):
+            reference.interpreter.reset_all_variables()
+        else:
+            outputs.append(reference.run(list(entry))[0])
+    return outputs
+
+
+def session_plan(seed: int, shape: tuple[int, ...]) -> list:
+    """Six inferences, a reset, then the first three inputs again: after the reset they
+    must give the first three outputs again."""
+    rng = np.random.default_rng(seed)
+    inputs = [[random_input(rng, shape)] for _ in range(6)]
+    return [*inputs, RESET, *inputs[:3]]

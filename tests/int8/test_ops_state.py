@@ -11,11 +11,11 @@ import pytest
 
 from aot.errors import UnsupportedError
 from aot.frontend.tflite_int8 import import_tflite_int8
-from aot.testing.harness import RESET, build, run_session
+from aot.testing.harness import build, run_session
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from aot.validate.reference import TFLiteReference
 from tests.int8.harness import compile_vm, random_input
-from tests.int8.svdf_models import svdf_keyword_model, svdf_model
+from tests.int8.svdf_models import litert_session, session_plan, svdf_keyword_model, svdf_model
 
 pytestmark = pytest.mark.unit
 
@@ -100,27 +100,6 @@ def test_variable_tensor_updated_by_no_operator_is_unsupported() -> None:
     b.mark_output(y)
     with pytest.raises(UnsupportedError, match=r"'st' .* is a variable tensor"):
         import_tflite_int8(b.build())
-
-
-def litert_session(model: bytes, plan: list) -> list[np.ndarray]:
-    """LiteRT over the same plan as aot.testing.harness.run_session: state carried across
-    invoke() calls, reset_all_variables() at each RESET."""
-    reference = TFLiteReference(model)
-    outputs = []
-    for entry in plan:
-        if isinstance(entry, str):
-            reference.interpreter.reset_all_variables()
-        else:
-            outputs.append(reference.run(list(entry))[0])
-    return outputs
-
-
-def session_plan(seed: int, shape: tuple[int, ...]) -> list:
-    """Six inferences, a reset, then the first three inputs again: after the reset they
-    must give the first three outputs again."""
-    rng = np.random.default_rng(seed)
-    inputs = [[random_input(rng, shape)] for _ in range(6)]
-    return [*inputs, RESET, *inputs[:3]]
 
 
 @pytest.mark.toolchain
