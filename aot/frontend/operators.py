@@ -68,6 +68,10 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"4-D NHWC; SAME or VALID padding (padded taps are not counted); any filter and "
         f"stride, no dilation; {_FUSED}",
     ),
+    "BATCH_MATMUL": (
+        "int8, both inputs per-tensor (any zero points); the second may be a constant",
+        "rank >= 2, numpy broadcasting over the batch dimensions; adj_x and adj_y",
+    ),
     "CONCATENATION": (
         "int8; inputs with other scales or zero points than the output are requantized",
         "any rank, any axis (negative allowed); any number of inputs; no fused activation",
@@ -87,6 +91,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "int8 or uint8 -> float32",
         "any rank; meant for the model boundary",
     ),
+    "EXP": (_INT8, "any rank; 256-entry table"),
     "EXPAND_DIMS": (
         _INT8,
         "any rank; output shape from the output tensor; no kernel when unchanged",

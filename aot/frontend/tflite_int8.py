@@ -1130,6 +1130,7 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
 # helpers above, which exist by now).
 from aot.frontend import (  # noqa: E402, F401
     tflite_int8_elementwise,
+    tflite_int8_math,
     tflite_int8_movement,
     tflite_int8_state,
 )

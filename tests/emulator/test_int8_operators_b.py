@@ -1,0 +1,33 @@
+"""The int8 operators of issue 13's group B in one small model on mps2_an386 under QEMU,
+bit-exact with LiteRT's reference kernels (the stateful SVDF has its own file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from emulator_helpers import require_tools
+
+from aot.testing.harness import build, run_many
+from aot.testing.reference import run_tflite_reference
+from tests.int8.harness import random_input
+from tests.int8.more_models import matmul_exp_model
+
+pytestmark = pytest.mark.emulator
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
+
+
+def test_batch_matmul_and_exp_on_the_m4(tmp_path: Path) -> None:
+    path = tmp_path / "matmul_exp.tflite"
+    path.write_bytes(matmul_exp_model())
+    folder = build(path, tmp_path / "out", "mps2_an386")
+    rng = np.random.default_rng(21)
+    batches = [[random_input(rng, (2, 3, 8))] for _ in range(10)]
+    results = run_many(folder, batches)
+    for inputs, outputs in zip(batches, results, strict=True):
+        np.testing.assert_array_equal(outputs[0], run_tflite_reference(path, inputs)[0])
