@@ -161,6 +161,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "4-D NHWC; constant size; align_corners or half_pixel_centers (not both)",
     ),
     "SLICE": (_SAME_Q, "any rank; constant begin and size (int32 or int64, size -1 = to the end)"),
+    "RSQRT": (
+        _INT8,
+        "any rank; 256-entry table; inputs at or below the zero point give 127 (LiteRT "
+        "refuses those below it at run time)",
+    ),
     "SOFTMAX": (
         _INT8,
         "last axis; output zero point -128 and scale 1/256 (as TFLite requires); any beta",

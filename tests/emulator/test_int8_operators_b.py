@@ -12,7 +12,7 @@ from emulator_helpers import require_tools
 from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from tests.int8.harness import random_input
-from tests.int8.more_models import matmul_exp_model
+from tests.int8.more_models import matmul_exp_rsqrt_model
 
 pytestmark = pytest.mark.emulator
 
@@ -22,9 +22,9 @@ def _tools() -> None:
     require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
 
 
-def test_batch_matmul_and_exp_on_the_m4(tmp_path: Path) -> None:
-    path = tmp_path / "matmul_exp.tflite"
-    path.write_bytes(matmul_exp_model())
+def test_batch_matmul_exp_and_rsqrt_on_the_m4(tmp_path: Path) -> None:
+    path = tmp_path / "matmul_exp_rsqrt.tflite"
+    path.write_bytes(matmul_exp_rsqrt_model())
     folder = build(path, tmp_path / "out", "mps2_an386")
     rng = np.random.default_rng(21)
     batches = [[random_input(rng, (2, 3, 8))] for _ in range(10)]

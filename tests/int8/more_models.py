@@ -42,9 +42,9 @@ def add_batch_matmul(
     return y, shape, scale
 
 
-def matmul_exp_model(seed: int = 3) -> bytes:
-    """x [2, 3, 8] @ constant [8, 6] (BATCH_MATMUL), then EXP: both operators in one
-    model for the emulator."""
+def matmul_exp_rsqrt_model(seed: int = 3) -> bytes:
+    """x [2, 3, 8] @ constant [8, 6] (BATCH_MATMUL), then EXP, then RSQRT: the three
+    operators in one model for the emulator."""
     rng = np.random.default_rng(seed)
     b = TFLiteModelBuilder()
     x_scale = f32(0.04)
@@ -59,5 +59,9 @@ def matmul_exp_model(seed: int = 3) -> bytes:
     del y_scale
     z = b.add_tensor("z", shape, "int8", scale=f32(0.5), zero_point=-128)
     b.add_operator("EXP", [y], [z])
-    b.mark_output(z)
+    # EXP's output never goes below its zero point, so RSQRT (LiteRT refuses values below
+    # the zero point) sees valid inputs only.
+    r = b.add_tensor("r", shape, "int8", scale=f32(0.01), zero_point=-100)
+    b.add_operator("RSQRT", [z], [r])
+    b.mark_output(r)
     return b.build()

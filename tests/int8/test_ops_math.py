@@ -1,4 +1,4 @@
-"""EXP and BATCH_MATMUL (issue 13, group B) bit-exact with LiteRT's reference kernels on
+"""EXP, BATCH_MATMUL and RSQRT (issue 13, group B) bit-exact with LiteRT's reference kernels on
 seeded random one-operator models; the generated C on the host too."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import assert_bit_exact, random_input
-from tests.int8.more_models import add_batch_matmul, f32, matmul_exp_model, zero_point
+from tests.int8.more_models import add_batch_matmul, f32, matmul_exp_rsqrt_model, zero_point
 
 pytestmark = pytest.mark.unit
 
@@ -36,6 +36,23 @@ def test_exp_every_input_value(seed: int) -> None:
     b.mark_output(y)
     every = np.arange(-128, 128, dtype=np.int8).reshape(shape)
     assert_bit_exact(b.build(), [[every], [random_input(rng, shape)]])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rsqrt_every_valid_input_value(seed: int) -> None:
+    """Every input from the zero point up (LiteRT refuses the values below it)."""
+    rng = np.random.default_rng(700 + seed)
+    input_zp = int(rng.choice([-128, 0, 100, int(rng.integers(-128, 127))]))
+    count = 128 - input_zp
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, count), "int8", scale=f32(rng.uniform(1e-3, 0.5)), zero_point=input_zp)
+    y = b.add_tensor(
+        "y", (1, count), "int8", scale=f32(rng.uniform(1e-3, 0.5)), zero_point=zero_point(rng)
+    )
+    b.add_operator("RSQRT", [x], [y])
+    b.mark_output(y)
+    every = np.arange(input_zp, 128).astype(np.int8).reshape(1, count)
+    assert_bit_exact(b.build(), [[every]])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -79,9 +96,9 @@ def test_batch_matmul_mismatched_depth_is_unsupported() -> None:
 
 
 @pytest.mark.toolchain
-def test_matmul_exp_model_in_c_on_the_host(tmp_path: Path) -> None:
-    path = tmp_path / "matmul_exp.tflite"
-    path.write_bytes(matmul_exp_model())
+def test_matmul_exp_rsqrt_model_in_c_on_the_host(tmp_path: Path) -> None:
+    path = tmp_path / "matmul_exp_rsqrt.tflite"
+    path.write_bytes(matmul_exp_rsqrt_model())
     folder = build(path, tmp_path / "out", "host")
     rng = np.random.default_rng(8)
     batches = [[random_input(rng, (2, 3, 8))] for _ in range(6)]
