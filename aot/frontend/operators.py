@@ -98,7 +98,8 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "FULLY_CONNECTED": (
         "int8; weights int8 [out, depth] per-tensor (any zero point) or per-channel (zero "
-        "point 0); bias int32, optional",
+        "point 0); bias int32, optional. 16x8: int16 input and output (zero point 0), "
+        "bias int64 (int32 with quantized_bias_type INT32), optional",
         f"input of any rank read as [batches, depth]; DEFAULT weights format only; {_FUSED}",
     ),
     "GATHER": (
@@ -160,12 +161,12 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         _SAME_Q,
         "4-D NHWC; constant size; align_corners or half_pixel_centers (not both)",
     ),
-    "SLICE": (_SAME_Q, "any rank; constant begin and size (int32 or int64, size -1 = to the end)"),
     "RSQRT": (
         _INT8,
         "any rank; 256-entry table; inputs at or below the zero point give 127 (LiteRT "
         "refuses those below it at run time)",
     ),
+    "SLICE": (_SAME_Q, "any rank; constant begin and size (int32 or int64, size -1 = to the end)"),
     "SOFTMAX": (
         _INT8,
         "last axis; output zero point -128 and scale 1/256 (as TFLite requires); any beta",
@@ -210,7 +211,8 @@ INT8_SUMMARY = (
     "output is quantized. It follows TFLite's reference integer kernels bit for bit (see "
     "docs/int8.md). Tensors between operators are int8 with per-tensor quantization; "
     "int32 exists only inside a kernel. Static shapes (a dynamic batch dimension runs at "
-    "the stored size); one subgraph. Not supported: int16 activations (16x8), uint8 or "
+    "the stored size); one subgraph. int16 activations (16x8) only where the dtypes say so "
+    "(FULLY_CONNECTED). Not supported: uint8 or "
     "float32 tensors between operators, hybrid operators (float activations, int8 weights)."
 )
 

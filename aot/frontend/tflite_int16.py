@@ -1,0 +1,108 @@
+"""16x8 operators of the TFLite importer (issue 13, group B): int16 activations (zero
+point 0, as TFLite's 16x8 quantization requires), int8 weights, int64 or int32 biases.
+
+Registered into ``tflite_int8``'s handler table when that module loads: each handler
+takes the 16x8 form and hands an int8 one to the int8 handler it replaces, so one
+operator name has one entry in the table. The arithmetic is in docs/int8.md ("16x8").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from aot.frontend import tflite_int8 as base
+from aot.frontend.tflite_int8 import _HANDLERS, _Importer, _options, _TensorInfo
+from aot.ops import fixedpoint as fp
+
+_INT16_MIN, _INT16_MAX = -32768, 32767
+_TENSOR_TYPE_INT32 = 2  # tflite TensorType.INT32
+
+
+def _int16_activation(imp: _Importer, opts: Any, out: _TensorInfo) -> tuple[int, int]:
+    """TFLite CalculateActivationRangeQuantized for an int16 output."""
+    if opts is None:
+        return _INT16_MIN, _INT16_MAX
+    name = base._ACTIVATIONS.get(opts.FusedActivationFunction(), "?")
+    if name not in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1"):
+        raise imp.unsupported(f"fused activation {name} is not supported")
+    lo, hi = _INT16_MIN, _INT16_MAX
+    bounds = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+    if name in bounds:
+        low, high = bounds[name]
+        lo = max(lo, fp.quantize_f32(low, out.s, out.zp))
+        if high is not None:
+            hi = min(hi, fp.quantize_f32(high, out.s, out.zp))
+    return lo, hi
+
+
+def _symmetric(imp: _Importer, t: _TensorInfo, role: str) -> None:
+    imp.expect(t, ["int16"], role)
+    imp.per_tensor(t, role)
+    if t.zp != 0:
+        raise imp.unsupported(f"{role} {t.name!r} has zero point {t.zp}; 16x8 needs 0")
+
+
+def _fully_connected_16x8(
+    imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
+) -> Any:
+    from tvm import relax
+
+    from aot.ops import int16
+
+    x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    _symmetric(imp, x, "input")
+    _symmetric(imp, out, "output")
+    imp.expect(w, ["int8"], "weights")
+    opts = _options(op, "FullyConnectedOptions")
+    if opts is not None and opts.WeightsFormat() != 0:
+        raise imp.unsupported("only the DEFAULT weights format is supported")
+    if len(w.shape) != 2:
+        raise imp.unsupported(f"weights {w.name!r} must be 2-D, found {list(w.shape)}")
+    out_c, depth = w.shape
+    if int(np.prod(x.shape)) % depth or out.shape[-1] != out_c:
+        raise imp.unsupported(f"input {list(x.shape)} and output {list(out.shape)} do not fit")
+    act_min, act_max = _int16_activation(imp, opts, out)
+    # LiteRT's reference requantizes in double: s_in * s_w / s_out, per channel or not.
+    scales = [x.s * s / out.s for s in (w.scale if len(w.scale) > 1 else w.scale[:1])]
+    if len(scales) > 1 and len(scales) != out_c:
+        raise imp.unsupported(f"weights {w.name!r} have {len(scales)} scales for {out_c} channels")
+    scale: Any = scales[0] if len(set(scales)) == 1 else relax.const(np.asarray(scales, "float64"))
+    weight_zp = w.zp if len(w.scale) == 1 else 0
+    bias_type = opts.QuantizedBiasType() if opts is not None else 0
+    bias = None
+    if len(ins) > 2 and ins[2] >= 0:
+        b = imp.tensors[ins[2]]
+        # LiteRT reads an int32 bias only when the options say so (quantized_bias_type).
+        expected = "int32" if bias_type == _TENSOR_TYPE_INT32 else "int64"
+        if b.dtype != expected:
+            raise imp.unsupported(
+                f"bias {b.name!r} is {b.dtype}; with quantized_bias_type "
+                f"{'INT32' if expected == 'int32' else 'unset'} it must be {expected}"
+            )
+        data = imp.constant(ins[2], "the bias")
+        if data.size != out_c:
+            raise imp.unsupported(f"bias {b.name!r} has {data.size} values for {out_c} channels")
+        bias = relax.const(np.ascontiguousarray(data.reshape(out_c)))
+    return imp.emit(
+        bb, int16.fully_connected, imp.value(ins[0]), imp.value(ins[1]), bias, scale,
+        name="fully_connected_int16", out_shape=out.shape, weight_zp=weight_zp,
+        act_min=act_min, act_max=act_max,
+    )  # fmt: skip
+
+
+def _by_input_dtype(name: str, int16_handler: Any) -> None:
+    """Route an operator with an int16 input to ``int16_handler``, the rest to the int8
+    handler registered before."""
+    int8_handler = _HANDLERS[name]
+
+    def handler(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+        if imp.tensors[ins[0]].dtype == "int16":
+            return int16_handler(imp, bb, op, ins, out)
+        return int8_handler(imp, bb, op, ins, out)
+
+    _HANDLERS[name] = handler
+
+
+_by_input_dtype("FULLY_CONNECTED", _fully_connected_16x8)

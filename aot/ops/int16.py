@@ -1,0 +1,79 @@
+"""TFLite 16x8 operators (int16 activations, int8 weights) as TE computes (issue 13,
+group B), bit-exact with TFLite's reference integer kernels (docs/int8.md, "16x8")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tvm import te, tirx
+
+from aot.ops.fixedpoint import c32, c64
+
+Expr = Any
+Param = int | te.Tensor  # a per-tensor integer, or a per-channel constant tensor
+
+
+def round_half_away_expr(value: Expr) -> Expr:
+    """C ``round`` (halves away from zero) of a float64, exactly: ``x - trunc(x)`` is
+    exact in binary floating point, so comparing it with 0.5 decides the tie."""
+    whole = tirx.trunc(value)
+    fraction = value - whole
+    one = tirx.const(1.0, "float64")
+    half = tirx.const(0.5, "float64")
+    return tirx.Select(
+        fraction >= half, whole + one, tirx.Select(fraction <= -half, whole - one, whole)
+    )
+
+
+def fully_connected(
+    data: te.Tensor,
+    weight: te.Tensor,
+    bias: te.Tensor | None,
+    scale: float | te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    weight_zp: int,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """TFLite ``reference_integer_ops::FullyConnected`` (the variant with float scales)
+    for int16 input and output (zero point 0), int8 weights and an int64 (or int32) bias:
+    an int64 accumulator requantized in double, ``round(acc * s_in * s_w / s_out)``;
+    ``scale`` is that double factor, or one per channel."""
+    depth = int(weight.shape[1])
+    in_shape = [int(d) for d in data.shape]
+    out_shape = tuple(out_shape)
+    rk = te.reduce_axis((0, depth), "rk")
+
+    def unravel(position: Expr, shape: Sequence[int]) -> list[Expr]:
+        index = []
+        for d in reversed(shape):
+            index.append(tirx.floormod(position, d) if d > 1 else c32(0))
+            position = tirx.floordiv(position, d) if d > 1 else position
+        return list(reversed(index))
+
+    def acc(*idx: Expr) -> Expr:
+        # The input is read as [batches, depth] whatever its rank, as TFLite does.
+        batch = c32(0)
+        for i, d in zip(idx[:-1], out_shape[:-1]):
+            batch = batch * d + i
+        if in_shape[-1] == depth:
+            x = data[(*unravel(batch, in_shape[:-1]), rk)]
+        else:
+            x = data[tuple(unravel(batch * depth + rk, in_shape))]
+        w = weight[idx[-1], rk].astype("int64") - c64(weight_zp)
+        return te.sum(x.astype("int64") * w, axis=rk)
+
+    total = te.compute(out_shape, acc, name="acc")
+
+    def body(*idx: Expr) -> Expr:
+        channel = idx[-1]
+        value = total[idx] if bias is None else total[idx] + bias[channel].astype("int64")
+        factor = tirx.const(scale, "float64") if isinstance(scale, float) else scale[channel]
+        rounded = round_half_away_expr(value.astype("float64") * factor)
+        # Clamped before the conversion: a double outside int32 has no C conversion.
+        low, high = tirx.const(float(act_min), "float64"), tirx.const(float(act_max), "float64")
+        return tirx.max(tirx.min(rounded, high), low).astype("int16")
+
+    return te.compute(out_shape, body, name="fully_connected_int16")

@@ -1,0 +1,63 @@
+"""16x8 test models (int16 activations, zero point 0; int8 weights; int64 or int32
+biases) written with aot.testing.tflite_builder, with output scales chosen so the
+products spread over the int16 range and saturate at the tails."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.testing.tflite_builder import TFLiteModelBuilder
+
+
+def f32(value: float) -> float:
+    return float(np.float32(value))
+
+
+def add_fully_connected_16x8(
+    b: TFLiteModelBuilder,
+    rng: np.random.Generator,
+    x: int,
+    x_scale: float,
+    depth: int,
+    out_shape: tuple[int, ...],
+    per_channel: bool,
+    bias_dtype: str | None,
+    activation: str = "NONE",
+    name: str = "fc",
+) -> tuple[int, float]:
+    """Append a 16x8 FULLY_CONNECTED; returns its output tensor and scale."""
+    channels = out_shape[-1]
+    scales = [f32(rng.uniform(1e-3, 2e-2)) for _ in range(channels if per_channel else 1)]
+    weights = rng.integers(-127, 128, (channels, depth), dtype=np.int8)
+    w = b.add_constant(f"{name}_w", weights, scale=scales, zero_point=[0] * len(scales))
+    bias = -1
+    options: dict = {"fused_activation_function": activation}
+    if bias_dtype is not None:
+        values = rng.integers(-(1 << 17), 1 << 17, channels).astype(bias_dtype)
+        bias = b.add_constant(
+            f"{name}_b", values, scale=[f32(x_scale * s) for s in scales],
+            zero_point=[0] * len(scales),
+        )  # fmt: skip
+        if bias_dtype == "int32":
+            options["quantized_bias_type"] = "INT32"  # else LiteRT reads int64
+    out_scale = f32(x_scale * max(scales) * 32768 * 128 * np.sqrt(depth) * 0.4 / 32767)
+    y = b.add_tensor(f"{name}_out", out_shape, "int16", scale=out_scale, zero_point=0)
+    b.add_operator("FULLY_CONNECTED", [x, w, bias], [y], options)
+    return y, out_scale
+
+
+def fc_16x8_model(seed: int = 4) -> bytes:
+    """Two 16x8 FULLY_CONNECTED layers (per-channel with an int64 bias, then per-tensor
+    with an int32 bias and RELU): int16 between operators and at the model boundary."""
+    rng = np.random.default_rng(seed)
+    b = TFLiteModelBuilder()
+    x_scale = f32(2e-4)
+    x = b.add_input("x", (2, 16), "int16", scale=x_scale, zero_point=0)
+    h, h_scale = add_fully_connected_16x8(
+        b, rng, x, x_scale, 16, (2, 12), True, "int64", name="fc1"
+    )
+    y, _ = add_fully_connected_16x8(
+        b, rng, h, h_scale, 12, (2, 5), False, "int32", "RELU", name="fc2"
+    )
+    b.mark_output(y)
+    return b.build()
