@@ -52,7 +52,8 @@ _SAME_Q = "int8; inputs and outputs with one scale and zero point"
 INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "ABS": (_INT8, "any rank; requantizes when the input and output scales differ"),
     "ADD": (
-        "int8, both inputs per-tensor",
+        "int8, both inputs per-tensor. 16x8: int16 (zero point 0), the general path "
+        "(pot_scale_int16 false) only",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
     "ARG_MAX": (
@@ -212,7 +213,7 @@ INT8_SUMMARY = (
     "docs/int8.md). Tensors between operators are int8 with per-tensor quantization; "
     "int32 exists only inside a kernel. Static shapes (a dynamic batch dimension runs at "
     "the stored size); one subgraph. int16 activations (16x8) only where the dtypes say so "
-    "(FULLY_CONNECTED). Not supported: uint8 or "
+    "(FULLY_CONNECTED, ADD). Not supported: uint8 or "
     "float32 tensors between operators, hybrid operators (float activations, int8 weights)."
 )
 

@@ -92,6 +92,33 @@ def _fully_connected_16x8(
     )  # fmt: skip
 
 
+def _add_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int16
+
+    a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
+        _symmetric(imp, t, role)
+    base._broadcast_shape(imp, a.shape, b.shape, out.shape)
+    opts = _options(op, "AddOptions")
+    # The schema's default is true: the power-of-two path LSTM cells use.
+    if opts is None or opts.PotScaleInt16():
+        raise imp.unsupported(
+            "int16 ADD with pot_scale_int16 (power-of-two scales) is not supported; the "
+            "general int16 ADD (pot_scale_int16 false) is"
+        )
+    act_min, act_max = _int16_activation(imp, opts, out)
+    # add.cc Prepare for int16: left shift 15, both inputs to twice the larger scale.
+    twice_max = 2 * float(max(np.float32(a.s), np.float32(b.s)))
+    m1, s1 = fp.quantize_multiplier_smaller_than_one(a.s / twice_max)
+    m2, s2 = fp.quantize_multiplier_smaller_than_one(b.s / twice_max)
+    mo, so = fp.quantize_multiplier_smaller_than_one(twice_max / ((1 << 15) * out.s))
+    return imp.emit(
+        bb, int16.add, imp.value(ins[0]), imp.value(ins[1]), name="add_int16",
+        out_shape=out.shape, lhs_multiplier=m1, lhs_shift=s1, rhs_multiplier=m2,
+        rhs_shift=s2, output_multiplier=mo, output_shift=so, act_min=act_min, act_max=act_max,
+    )  # fmt: skip
+
+
 def _by_input_dtype(name: str, int16_handler: Any) -> None:
     """Route an operator with an int16 input to ``int16_handler``, the rest to the int8
     handler registered before."""
@@ -106,3 +133,4 @@ def _by_input_dtype(name: str, int16_handler: Any) -> None:
 
 
 _by_input_dtype("FULLY_CONNECTED", _fully_connected_16x8)
+_by_input_dtype("ADD", _add_16x8)

@@ -77,3 +77,48 @@ def fully_connected(
         return tirx.max(tirx.min(rounded, high), low).astype("int16")
 
     return te.compute(out_shape, body, name="fully_connected_int16")
+
+
+def add(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    lhs_multiplier: int,
+    lhs_shift: int,
+    rhs_multiplier: int,
+    rhs_shift: int,
+    output_multiplier: int,
+    output_shift: int,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """TFLite's general int16 ADD (``pot_scale_int16`` false): each input shifted left by
+    15 and scaled to twice the larger input scale, summed in int32, scaled to the output
+    (the int8 ADD's arithmetic with left shift 15 and zero points 0), numpy broadcasting."""
+    from aot.ops.fixedpoint import (
+        multiply_by_quantized_multiplier_smaller_than_one_expr,
+        wrapping_shift_left_expr,
+    )
+
+    rank = len(out_shape)
+
+    def index(t: te.Tensor, idx: Sequence[Expr]) -> tuple:
+        shape = [int(d) for d in t.shape]
+        offset = rank - len(shape)
+        return tuple(c32(0) if d == 1 else idx[offset + i] for i, d in enumerate(shape))
+
+    def scaled(t: te.Tensor, idx: Sequence[Expr], mult: int, sh: int) -> Expr:
+        value = wrapping_shift_left_expr(t[index(t, idx)].astype("int32"), 15)
+        return multiply_by_quantized_multiplier_smaller_than_one_expr(value, mult, sh)
+
+    def body(*idx: Expr) -> Expr:
+        raw_sum = scaled(lhs, idx, lhs_multiplier, lhs_shift) + scaled(
+            rhs, idx, rhs_multiplier, rhs_shift
+        )
+        out = multiply_by_quantized_multiplier_smaller_than_one_expr(
+            raw_sum, output_multiplier, output_shift
+        )
+        return tirx.max(tirx.min(out, c32(act_max)), c32(act_min)).astype("int16")
+
+    return te.compute(tuple(out_shape), body, name="add_int16")

@@ -48,7 +48,8 @@ def add_fully_connected_16x8(
 
 def fc_16x8_model(seed: int = 4) -> bytes:
     """Two 16x8 FULLY_CONNECTED layers (per-channel with an int64 bias, then per-tensor
-    with an int32 bias and RELU): int16 between operators and at the model boundary."""
+    with an int32 bias and RELU), then a broadcast int16 ADD of a constant: int16 between
+    operators and at the model boundary."""
     rng = np.random.default_rng(seed)
     b = TFLiteModelBuilder()
     x_scale = f32(2e-4)
@@ -56,8 +57,15 @@ def fc_16x8_model(seed: int = 4) -> bytes:
     h, h_scale = add_fully_connected_16x8(
         b, rng, x, x_scale, 16, (2, 12), True, "int64", name="fc1"
     )
-    y, _ = add_fully_connected_16x8(
+    y, y_scale = add_fully_connected_16x8(
         b, rng, h, h_scale, 12, (2, 5), False, "int32", "RELU", name="fc2"
     )
-    b.mark_output(y)
+    offset_scale = f32(y_scale * 0.7)
+    offsets = b.add_constant(
+        "offsets", rng.integers(-32768, 32768, 5, dtype=np.int16), scale=offset_scale,
+        zero_point=0,
+    )  # fmt: skip
+    z = b.add_tensor("z", (2, 5), "int16", scale=f32(y_scale * 1.3), zero_point=0)
+    b.add_operator("ADD", [y, offsets], [z], {"pot_scale_int16": False})
+    b.mark_output(z)
     return b.build()

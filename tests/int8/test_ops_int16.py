@@ -1,6 +1,6 @@
 """16x8 operators (int16 activations, int8 weights; issue 13, group B) bit-exact with
-LiteRT's reference kernels: randomized FULLY_CONNECTED models in Relax, and the
-generated C of a two-layer model on the host."""
+LiteRT's reference kernels: randomized FULLY_CONNECTED and ADD models in Relax, and the
+generated C of a small int16 model on the host."""
 
 from __future__ import annotations
 
@@ -41,6 +41,38 @@ def test_fully_connected_16x8(seed: int) -> None:
     b.mark_output(y)
     inputs = [[random_input(rng, in_shape, "int16")] for _ in range(3)]
     assert_bit_exact(b.build(), inputs)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_add_16x8(seed: int) -> None:
+    rng = np.random.default_rng(900 + seed)
+    shapes = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((1, 3, 1), (2, 1, 5)), ((3,), (1,))]
+    a_shape, b_shape = shapes[seed % 4]
+    a_scale, b_scale = f32(rng.uniform(1e-4, 1e-2)), f32(rng.uniform(1e-4, 1e-2))
+    b = TFLiteModelBuilder()
+    lhs = b.add_input("a", a_shape, "int16", scale=a_scale, zero_point=0)
+    rhs = b.add_input("b", b_shape, "int16", scale=b_scale, zero_point=0)
+    out_shape = tuple(np.broadcast_shapes(a_shape, b_shape))
+    out_scale = f32(max(a_scale, b_scale) * rng.uniform(0.5, 2.5))
+    y = b.add_tensor("y", out_shape, "int16", scale=out_scale, zero_point=0)
+    options = {"pot_scale_int16": False, "fused_activation_function": ACTIVATIONS[seed % 4]}
+    b.add_operator("ADD", [lhs, rhs], [y], options)
+    b.mark_output(y)
+    inputs = [
+        [random_input(rng, a_shape, "int16"), random_input(rng, b_shape, "int16")] for _ in range(3)
+    ]
+    assert_bit_exact(b.build(), inputs)
+
+
+def test_add_16x8_power_of_two_path_is_unsupported() -> None:
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 4), "int16", scale=2.0**-12, zero_point=0)
+    y = b.add_input("y", (1, 4), "int16", scale=2.0**-12, zero_point=0)
+    z = b.add_tensor("z", (1, 4), "int16", scale=2.0**-11, zero_point=0)
+    b.add_operator("ADD", [x, y], [z])  # pot_scale_int16 defaults to true
+    b.mark_output(z)
+    with pytest.raises(UnsupportedError, match=r"operator 0 \(ADD\): int16 ADD with pot_scale"):
+        import_tflite_int8(b.build())
 
 
 def test_fully_connected_16x8_needs_symmetric_activations() -> None:
