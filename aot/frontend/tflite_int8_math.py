@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from aot.frontend.tflite_int8 import _expf, _handler, _Importer, _lut, _options, _TensorInfo
+from aot.frontend.tflite_int8 import _expf, _handler, _Importer, _options, _TensorInfo
 from aot.ops import fixedpoint as fp
 
 
@@ -26,8 +26,27 @@ def _exp(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     imp.per_tensor(x, "input")
     imp.per_tensor(out, "output")
     # LiteRT's int8 EXP is a 256-entry table of expf, built like LOGISTIC's.
-    table = relax.const(_lut(x, out, _expf))
+    table = relax.const(_exp_table(x, out))
     return imp.emit(bb, int8.lookup_table, imp.value(ins[0]), table, name="exp_int8")
+
+
+def _exp_table(x: _TensorInfo, out: _TensorInfo) -> np.ndarray:
+    """``LUTPopulate`` with expf, in float32 like LOGISTIC's table (entry i for input
+    value i - 128). Where expf overflows float32 or the rescaled value leaves the int32
+    range, TFLite's float-to-int conversion is undefined behaviour; aot saturates those
+    entries to 127 (docs/int8.md)."""
+    inverse_scale = np.float32(1) / np.float32(out.s)
+    table = np.empty(256, dtype=np.int8)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i, q in enumerate(range(-128, 128)):
+            dequantized = np.float32(x.s) * np.float32(q - x.zp)
+            scaled = float(np.float32(_expf(dequantized) * inverse_scale))
+            if not scaled < 2.0**31:  # also inf and nan
+                table[i] = 127
+                continue
+            quantized = int(np.float32(fp.tflite_round(scaled)) + np.float32(out.zp))
+            table[i] = min(max(quantized, -128), 127)
+    return table
 
 
 @_handler("BATCH_MATMUL")
@@ -151,6 +170,11 @@ def rsqrt_table(
     gives 127 there too."""
     # SetRsqrtOutputMultiplier: sqrt and product in float32, the reciprocal in double.
     denominator = np.float32(np.sqrt(np.float32(input_scale))) * np.float32(output_scale)
+    if not 0 < float(denominator) < float("inf"):
+        raise fp.MultiplierRangeError(
+            f"the RSQRT output multiplier 1 / (sqrt({input_scale:g}) * {output_scale:g}) "
+            "is not finite"
+        )
     multiplier, shift = fp.checked_quantize_multiplier(1.0 / float(denominator))
     k_shift = 20
     table = np.empty(256, dtype=np.int8)

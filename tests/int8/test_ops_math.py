@@ -38,6 +38,26 @@ def test_exp_every_input_value(seed: int) -> None:
     assert_bit_exact(b.build(), [[every], [random_input(rng, shape)]])
 
 
+def test_exp_saturates_where_expf_overflows() -> None:
+    """expf(q) overflows float32 above q = 88, where TFLite's float-to-int conversion is
+    undefined: aot gives 127 there and LiteRT's value everywhere else."""
+    from tests.int8.harness import compile_vm, run_vm
+
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 256), "int8", scale=1.0, zero_point=0)
+    y = b.add_tensor("y", (1, 256), "int8", scale=1e30, zero_point=-128)
+    b.add_operator("EXP", [x], [y])
+    b.mark_output(y)
+    model = b.build()
+    every = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+    _, vm = compile_vm(model)
+    actual = run_vm(vm, [every])[0].reshape(-1)
+    expected = run_tflite_reference(model, [every])[0].reshape(-1)
+    finite = np.arange(-128, 128) <= 88
+    np.testing.assert_array_equal(actual[finite], expected[finite])
+    assert (actual[~finite] == 127).all()
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_rsqrt_every_valid_input_value(seed: int) -> None:
     """Every input from the zero point up (LiteRT refuses the values below it)."""
