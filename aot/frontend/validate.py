@@ -870,6 +870,7 @@ def _check_supported(model: Model, source: str) -> None:
                 )
             if t.is_variable and not _state_of_stateful_operators(sg, t.index):
                 raise UnsupportedError(
-                    f"{source}: {t.label()} is a variable tensor (operator state, as in SVDF "
-                    f"or LSTM), which aot does not support yet; see {OPERATORS_DOC}"
+                    f"{source}: {t.label()} is a variable tensor (operator state) read by an "
+                    f"operator other than SVDF, the one stateful operator aot supports; see "
+                    f"{OPERATORS_DOC}"
                 )
