@@ -58,6 +58,9 @@ class CompileOptions:
     io_targets: tuple[str, ...] | None = ("cpu",)
     # Options every accelerator backend gets (e.g. a driver's folder: docs/accelerators.md).
     backend_options: Mapping[str, Any] = field(default_factory=dict)
+    # --kernels: auto (the fastest kernels the board's features allow), tvm (TVM's
+    # generated kernels only) or one ISA's hand-written kernels (docs/kernels.md).
+    kernels: str = "auto"
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -70,6 +73,14 @@ class CompileOptions:
                 raise ConfigError(f"alignment {alignment} is not a power of two")
         if not self.pools:
             raise ConfigError("at least one workspace pool is needed")
+        from aot.kernels import CHOICES
+
+        if self.kernels not in CHOICES:
+            raise ConfigError(f"--kernels {self.kernels!r} is not one of {', '.join(CHOICES)}")
+        if "kernels" in self.accelerators:
+            raise ConfigError(
+                "the kernel backend is chosen with --kernels, not --accelerator kernels"
+            )
         if len(set(self.accelerators)) != len(self.accelerators):
             raise ConfigError(
                 f"--accelerator repeats a name ({', '.join(self.accelerators)}); give each once, "
@@ -120,9 +131,16 @@ def compile_model(
 
     mark = time.perf_counter()
     backends = [get_backend(name, options.backend_options) for name in options.accelerators]
+    from aot.backends.kernels import KernelBackend
+    from aot.kernels import isas_for
+
+    # The kernel backend comes last: accelerators take their operators first.
+    isas = isas_for(options.kernels, board)
+    if isas:
+        backends.append(KernelBackend({"isas": isas}))
     for backend in backends:
         backend.prepare(imported, board)
-    partitioned = partition(imported, backends, progress=report if backends else None)
+    partitioned = partition(imported, backends, progress=report if options.accelerators else None)
     timings["partition_s"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
@@ -205,6 +223,7 @@ def compile_model(
             _io_json(spec, tensor)
             for spec, tensor in zip(imported.outputs, lowered.outputs, strict=True)
         ],
+        "kernels": {"choice": options.kernels, "isas": list(isas)},
         "operators": operators_metadata(lowered),
         "memory": memory_metadata(lowered, planned, options),
         "activations": [
@@ -247,6 +266,10 @@ def operators_metadata(lowered: Any) -> list[dict[str, Any]]:
             "label": step.label,
             "source_operators": [op.to_json() for op in step.source],
             "kernel": step.kernel,
+            # What ran it: the hand-written C kernel's function, or "tvm".
+            "implementation": lowered.backends[step.backend].implementation(
+                lowered.artifact(step.kernel)
+            ),
             "backend": step.backend,
             "target": step.target,
             "scratch_bytes": step.scratch_bytes,

@@ -21,9 +21,11 @@ from aot.backends.base import (
 from aot.backends.cpu import CpuBackend
 from aot.backends.ethos_u import EthosUBackend  # registers ethos-u55-*; Vela loads lazily
 from aot.backends.example_npu import ExampleNpu
+from aot.backends.kernels import KernelBackend
 
 backends.add(CPU_TARGET, CpuBackend)
 backends.add(ExampleNpu.name, ExampleNpu)
+backends.add(KernelBackend.name, KernelBackend)
 
 __all__ = [
     "CPU_TARGET",
@@ -34,6 +36,7 @@ __all__ = [
     "EmitContext",
     "EmittedCode",
     "EthosUBackend",
+    "KernelBackend",
     "OperatorInfo",
     "OperatorPattern",
     "Region",

@@ -243,6 +243,9 @@ class Backend:
     # it into / out of a pool the target reaches (a copy step, as with --allow-copies);
     # False, the build fails unless --io-in-pool or --allow-copies is given.
     io_copies: ClassVar[bool] = False
+    # False: every claimed operator is a region (a step) of its own, never merged with
+    # its neighbours (a kernel library: the planner still plans every tensor).
+    merge_regions: ClassVar[bool] = True
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: Mapping[str, Any] = dict(options or {})
@@ -303,6 +306,11 @@ class Backend:
         for accelerator in getattr(board, "accelerators", ()):
             if accelerator.name == self.name:
                 return tuple(accelerator.memories)
+        return None
+
+    def implementation(self, artifact: Artifact) -> str | None:
+        """What ran a step, for metadata.json's operators (e.g. the C kernel's name);
+        None: nothing more to say than the backend's name."""
         return None
 
     def report(self) -> Mapping[str, Any]:

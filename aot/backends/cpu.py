@@ -64,6 +64,9 @@ class CpuBackend(Backend):
             symbol, tir=lowered, scratch_bytes=scratch_bytes(lowered), elementwise=elementwise
         )
 
+    def implementation(self, artifact: Artifact) -> str:
+        return "tvm"  # TVM-generated TIR, printed as C
+
     def is_identity_copy(self, artifact: Artifact) -> bool:
         from aot.lowering.analysis import is_identity_copy
 

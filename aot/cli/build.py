@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from aot.boards import Board
-from aot.cli.common import add_json_option, add_output_options, progress_printer
+from aot.cli.common import (
+    add_json_option,
+    add_kernels_option,
+    add_output_options,
+    progress_printer,
+)
 from aot.errors import ConfigError
 from aot.planning.model import PoolSpec
 
@@ -77,6 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "first that takes an operator gets it; the CPU takes the rest); 'aot backends' lists "
         "them; the board must declare it (see docs/accelerators.md)",
     )
+    add_kernels_option(parser)
     parser.add_argument(
         "--backend-option",
         action="append",
@@ -393,6 +399,7 @@ def run(args: argparse.Namespace) -> int:
         constants_memory=constants_region,
         io_targets=io_reach_on_board(board, args.accelerator),
         backend_options=backend_options(args.backend_option),
+        kernels=args.kernels,
     )
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)

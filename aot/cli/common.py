@@ -89,3 +89,18 @@ def farm_target(args: argparse.Namespace) -> tuple[object, str] | None:
             "the board's port"
         )
     return parse_tracker(args.tracker), check_key(args.key)
+
+
+def add_kernels_option(parser: argparse.ArgumentParser) -> None:
+    """--kernels: which CPU kernels compile the operators (docs/kernels.md)."""
+    from aot.kernels import CHOICES, DEFAULT_CHOICE
+
+    parser.add_argument(
+        "--kernels",
+        choices=CHOICES,
+        default=DEFAULT_CHOICE,
+        help="CPU kernels: auto (default: the fastest the board's features allow), tvm "
+        "(TVM-generated C, the portable reference), or one ISA's hand-written kernels: "
+        "scalar (plain C), dsp (SMLAD, Cortex-M4/M7/M33), mve (Helium, Cortex-M55); "
+        "operators they lack stay on tvm; see docs/kernels.md",
+    )

@@ -255,6 +255,15 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
         "ratio_to_lower_bound": _ratio(plan.workspace_size, plan.lower_bound),
         "peak": peak,
         "operators_by_target": runs_on,
+        # Which kernel ran each operator (a hand-written one's C function, or "tvm").
+        "operator_kernels": [
+            {
+                "index": op.get("index", i),
+                "label": op.get("label"),
+                "implementation": op.get("implementation"),
+            }
+            for i, op in enumerate(metadata.get("operators", []))
+        ],
         "copies": list(metadata.get("memory", {}).get("copies", [])),
         "pools": pools,
     }
@@ -307,6 +316,10 @@ def format_text(report: dict[str, Any]) -> str:
         lines.append(
             "runs on: " + ", ".join(f"{n} on {t}" for t, n in report["operators_by_target"].items())
         )
+    kernels = [k for k in report.get("operator_kernels", []) if k["implementation"]]
+    if any(k["implementation"] != "tvm" for k in kernels):
+        lines.append("kernels (docs/kernels.md):")
+        lines += [f"  step {k['index']} {k['label']}: {k['implementation']}" for k in kernels]
     peak = report["peak"]
     if peak is not None:
         shown = ", ".join(

@@ -402,6 +402,7 @@ def lower(
     alias: dict[int, int] = {}
     steps: list[Step] = []
     dropped: set[int] = set()  # tensors a backend said it does not read
+    per_step: dict[str, Artifact] = {}
     for prim_name, raw_args, raw_outs, value, index in builder.steps:
         args = [alias.get(t, t) for t in raw_args]
         outs = [alias.get(t, t) for t in raw_outs]
@@ -409,6 +410,9 @@ def lower(
         if prim_name in partitioned.regions:
             operators = region_operators(module, module[prim_name], imported.sources)
             source = tuple(op.source for op in operators if op.source is not None)
+            if index is not None and len(operators) == 1:
+                # A one-operator region Relax shares between calls: the call's own span.
+                source = _source_of(imported, value, out_tensor, index) or source
             macs[prim_name] = sum(kernel_macs(op.function) for op in operators)
         else:
             source = _source_of(imported, value, out_tensor, index)
@@ -440,6 +444,9 @@ def lower(
             # Region numbering (params, then outputs) -> who touches each argument.
             cpu_side = set(artifact.cpu_operands)
             targets = [CPU_TARGET if i in cpu_side else backend.target for i in range(len(args))]
+            if artifact.symbol != kernel_symbol(name, prim_name):
+                # A backend that names each call's artifact (one per step): keep them all.
+                per_step[artifact.symbol] = artifact
             if artifact.unused_params:
                 unused = set(artifact.unused_params)
                 dropped.update(a for i, a in enumerate(args) if i in unused)
@@ -491,7 +498,10 @@ def lower(
         imported=imported,
         tensors=tuple(builder.tensors),
         steps=tuple(steps),
-        artifacts=tuple(artifacts[p] for p in used if p in called),
+        artifacts=(
+            *(artifacts[p] for p in used if p in called and artifacts[p].symbol not in per_step),
+            *per_step.values(),
+        ),
         backends=backends,
         state_updates=tuple((alias.get(n, n), s) for n, s in builder.state_updates),
     )

@@ -1,0 +1,86 @@
+"""Build-time helpers every ISA's ``prepare`` shares: operands by name, the per-channel
+requantization as two int32 arrays, and the bias with the input zero point folded in."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.backends.base import BackendConstant, OperatorInfo
+from aot.ops.int8 import PACKED_SHIFT_BITS
+
+ROUNDING = {"double": 0, "single": 1}  # the params structs' ``rounding`` field
+_MULTIPLIER_MASK = (1 << 30) - 1
+
+
+def operand(info: OperatorInfo, name: str) -> int | None:
+    """The index of the operand the importer named ``name`` (data, weight, bias,
+    multiplier, shift), or None when the operator has none."""
+    names = tuple(info.params.get("operands", ()))
+    return names.index(name) if name in names else None
+
+
+def constant(info: OperatorInfo, name: str) -> np.ndarray | None:
+    index = operand(info, name)
+    return None if index is None else info.inputs[index].data
+
+
+def all_constant(info: OperatorInfo, names: tuple[str, ...]) -> bool:
+    """Whether every named operand the operator has is a build-time constant."""
+    for name in names:
+        index = operand(info, name)
+        if index is not None and not info.inputs[index].is_constant:
+            return False
+    return True
+
+
+def requant(info: OperatorInfo, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel (multiplier, shift) as int32 arrays, TFLite's convention
+    (positive shift = left), whatever form the importer chose (per tensor in the params,
+    per channel arrays, or the packed array with ``packed_shift_base``)."""
+    p = info.params
+    packed = constant(info, "multiplier")
+    if packed is not None and "packed_shift_base" in p:
+        words = packed.astype(np.int64) & 0xFFFFFFFF
+        multiplier = (words & _MULTIPLIER_MASK) | (1 << 30)
+        shift = ((words >> 30) & ((1 << PACKED_SHIFT_BITS) - 1)) + int(p["packed_shift_base"])
+    else:
+        multiplier = packed if packed is not None else np.asarray(p["multiplier"])
+        shifts = constant(info, "shift")
+        shift = shifts if shifts is not None else np.asarray(p["shift"])
+    multiplier = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))
+    shift = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (channels,))
+    return multiplier.astype(np.int32), shift.astype(np.int32)
+
+
+def folded_bias(info: OperatorInfo, weight_sums: np.ndarray) -> np.ndarray:
+    """The int32 bias with ``-input_zp * sum(weights)`` per channel folded in, so the
+    kernels multiply raw inputs (if the importer has not folded it already)."""
+    bias = constant(info, "bias")
+    total = np.zeros(len(weight_sums), np.int64) if bias is None else bias.astype(np.int64)
+    if not info.params.get("zero_point_in_bias", False):
+        total = total - int(info.params["input_zp"]) * weight_sums.astype(np.int64)
+    return _int32(total)
+
+
+def plain_bias(info: OperatorInfo, weight_sums: np.ndarray) -> np.ndarray:
+    """The int32 bias without the zero-point term (the model's own), for kernels that add
+    the input offset per tap."""
+    bias = constant(info, "bias")
+    total = np.zeros(len(weight_sums), np.int64) if bias is None else bias.astype(np.int64)
+    if info.params.get("zero_point_in_bias", False):
+        total = total + int(info.params["input_zp"]) * weight_sums.astype(np.int64)
+    return _int32(total)
+
+
+def _int32(values: np.ndarray) -> np.ndarray:
+    # TFLite's int32 accumulator wraps; so does the folded sum.
+    return (values.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def requant_constants(
+    symbol: str, multiplier: np.ndarray, shift: np.ndarray
+) -> tuple[BackendConstant, BackendConstant]:
+    return (
+        BackendConstant(f"{symbol}_multiplier", np.ascontiguousarray(multiplier, np.int32), 4),
+        BackendConstant(f"{symbol}_shift", np.ascontiguousarray(shift, np.int32), 4),
+    )

@@ -1,0 +1,62 @@
+/* aot's hand-written int8 kernels: the params structs and every kernel's prototype.
+ *
+ * A kernel is called as f(&params, input, [other operands and build-time constants],
+ * output, scratch_or_NULL). The params are a static const struct the emitter writes.
+ * Requantization is per output channel through multiplier[] and shift[] (TFLite's
+ * convention: positive shift = left); rounding 0 is TFLite's double rounding (gemmlowp),
+ * 1 its single rounding (TFLITE_SINGLE_ROUNDING). See docs/kernels.md. */
+#ifndef AOT_KERNELS_H
+#define AOT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* conv2d and depthwise conv2d, NHWC. input_offset is -input_zp, or 0 when the kernel's
+ * bias has the zero-point term folded in; output_offset is the output zero point. */
+struct aot_k_conv_params {
+  int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, stride_h, stride_w, dil_h,
+      dil_w, pad_top, pad_left, depth_multiplier, input_offset, output_offset, act_min,
+      act_max, rounding;
+};
+
+/* fully connected: output[b][o] = requant(bias[o] + sum_k (in[b][k] + input_offset) * w[o][k]). */
+struct aot_k_fc_params {
+  int32_t batches, depth, out_c, input_offset, output_offset, act_min, act_max, rounding;
+};
+
+/* -- dsp: Armv7E-M / Armv8-M DSP extension (Cortex-M4, M7, M33) ------------------------ */
+/* weights: the kernel's layout (docs/kernels.md); bias: int32 with the input zero point
+ * folded in; scratch: see each kernel's scratch_bytes in aot/kernels/dsp.py. */
+void aot_k_conv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
+                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                       const int32_t* shift, int8_t* output, int8_t* scratch);
+void aot_k_dwconv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
+                         const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                         const int32_t* shift, int8_t* output, int8_t* scratch);
+void aot_k_fc_s8_dsp(const struct aot_k_fc_params* p, const int8_t* input,
+                     const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                     const int32_t* shift, int8_t* output, int8_t* scratch);
+
+/* -- scalar: plain C (any core) --------------------------------------------------------- */
+void aot_k_conv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
+                          const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                          const int32_t* shift, int8_t* output, int8_t* scratch);
+void aot_k_dwconv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
+                            const int8_t* weights, const int32_t* bias,
+                            const int32_t* multiplier, const int32_t* shift, int8_t* output,
+                            int8_t* scratch);
+void aot_k_fc_s8_scalar(const struct aot_k_fc_params* p, const int8_t* input,
+                        const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                        const int32_t* shift, int8_t* output, int8_t* scratch);
+
+/* -- mve: Helium (Cortex-M55); declared by its own section below ------------------------ */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AOT_KERNELS_H */

@@ -1,0 +1,45 @@
+/* TFLite's integer requantization, shared by every kernel source (not a public header).
+ * Bit-exact with aot/ops/fixedpoint.py: MultiplyByQuantizedMultiplier in double rounding
+ * (gemmlowp SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT) or single
+ * rounding (one 64-bit multiply and rounding shift), then the output offset and clamp. */
+#ifndef AOT_KERNELS_REQUANT_H
+#define AOT_KERNELS_REQUANT_H
+
+#include <stdint.h>
+
+/* The multiplier is TFLite's normalized one, in [2^30, 2^31) (or 0): never INT32_MIN, so
+ * SaturatingRoundingDoublingHighMul's one saturating case cannot occur. */
+static inline __attribute__((always_inline)) int32_t aot_k_mbqm(int32_t acc, int32_t multiplier,
+                                                                int32_t shift,
+                                                                int32_t rounding) {
+  if (rounding) {
+    const int32_t total = 31 - shift;
+    const int64_t wide = (int64_t)acc * multiplier + ((int64_t)1 << (total - 1));
+    return (int32_t)(wide >> total);
+  }
+  /* x * 2^left wraps in int32, as TFLite's does; an unsigned shift has no UB. */
+  const int32_t x = shift > 0 ? (int32_t)((uint32_t)acc << shift) : acc;
+  /* One SMLAL: (x * m + 2^30) >> 31. */
+  const int32_t high = (int32_t)(((int64_t)x * multiplier + ((int64_t)1 << 30)) >> 31);
+  if (shift >= 0) return high;
+  /* RoundingDivideByPOT: halves away from zero. */
+  const int32_t right = -shift;
+  const int32_t mask = (int32_t)((1u << right) - 1u);
+  const int32_t threshold = (mask >> 1) + (high < 0);
+  return (high >> right) + ((high & mask) > threshold);
+}
+
+/* clamp(value + zp, lo, hi), computed as clamp(value, lo - zp, hi - zp) + zp so that no
+ * int32 sum can overflow. */
+static inline __attribute__((always_inline)) int8_t aot_k_out(int32_t value, int32_t zp, int32_t lo, int32_t hi) {
+  if (value < lo - zp) value = lo - zp;
+  if (value > hi - zp) value = hi - zp;
+  return (int8_t)(value + zp);
+}
+
+static inline __attribute__((always_inline)) int8_t aot_k_requant(int32_t acc, int32_t multiplier, int32_t shift,
+                                   int32_t rounding, int32_t zp, int32_t lo, int32_t hi) {
+  return aot_k_out(aot_k_mbqm(acc, multiplier, shift, rounding), zp, lo, hi);
+}
+
+#endif /* AOT_KERNELS_REQUANT_H */

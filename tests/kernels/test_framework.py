@@ -1,0 +1,78 @@
+"""The kernel backend's framework: ISA choice from board features, one step per
+operator, the kernels named in metadata.json, --kernels errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aot.boards import load_board
+from aot.compiler import CompileOptions, compile_model
+from aot.errors import ConfigError
+from aot.kernels import isas_for
+from aot.testing.shared import shared_dir
+
+pytestmark = pytest.mark.unit
+
+REPO = Path(__file__).resolve().parents[2]
+KWS = shared_dir() / "models" / "mlperf_tiny" / "kws_ref_model.tflite"
+
+
+@pytest.mark.parametrize(
+    ("choice", "board", "expected"),
+    [
+        ("auto", "mps2_an386", ("dsp",)),
+        ("auto", "mps2_an385", ()),
+        ("auto", "mps3_an547", ("mve", "dsp")),
+        ("auto", "host", ()),
+        ("tvm", "mps2_an386", ()),
+        ("dsp", "mps2_an500", ("dsp",)),
+        ("scalar", "mps2_an385", ("scalar",)),
+    ],
+)
+def test_isas_come_from_board_features(choice: str, board: str, expected: tuple) -> None:
+    assert isas_for(choice, load_board(board)) == expected
+
+
+def test_an_isa_the_board_lacks_is_a_one_line_error() -> None:
+    with pytest.raises(ConfigError, match="board 'mps2_an385' has no dsp extension"):
+        isas_for("dsp", load_board("mps2_an385"))
+
+
+def _metadata(tmp_path: Path, kernels: str, board: str = "mps2_an386") -> dict:
+    options = CompileOptions(name="kws", kernels=kernels)
+    return compile_model(KWS, tmp_path / kernels, options, board=load_board(board)).metadata
+
+
+def test_one_step_per_operator_and_the_kernel_named(tmp_path: Path) -> None:
+    tvm = _metadata(tmp_path, "tvm")
+    dsp = _metadata(tmp_path, "dsp")
+    # Never merged: the same steps, every tensor still planned, the same workspace.
+    assert len(dsp["operators"]) == len(tvm["operators"])
+    assert dsp["memory"]["workspace_bytes"] <= tvm["memory"]["workspace_bytes"] * 1.05
+    ran = [op["implementation"] for op in dsp["operators"]]
+    assert "aot_k_conv_s8_dsp" in ran and "aot_k_fc_s8_dsp" in ran
+    assert {op["implementation"] for op in tvm["operators"]} == {"tvm"}
+    assert dsp["kernels"] == {"choice": "dsp", "isas": ["dsp"]}
+    kernel_steps = [op for op in dsp["operators"] if op["backend"] == "kernels"]
+    assert all(op["target"] == "cpu" and len(op["source_operators"]) == 1 for op in kernel_steps)
+    sources = dsp["library"]["sources"]
+    assert "model/src/conv_dsp.c" in sources
+
+
+def test_cli_rejects_an_isa_the_board_lacks(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "aot", "build", str(KWS), "--board", "mps2_an385", "-o",
+         str(tmp_path / "out"), "--kernels", "dsp", "--no-build"],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: board 'mps2_an385' has no dsp extension")
+    )
+    assert "Traceback" not in result.stderr
