@@ -8,6 +8,7 @@
  * every tap inside the image, multiply raw inputs with no per-tap check. Border pixels
  * (loop peeling: the same loop, decided per pixel) check each tap and take back
  * input_offset * w for the taps outside. 3x3 interior pixels are fully unrolled.
+ * Border pixels check each tap; a padded one costs two SXTB16 and four SMLAxy.
  * Other shapes (depth multiplier > 1, channels not a multiple of 4) take the scalar loop
  * over TFLite's [1, KH, KW, out_c] weights. No scratch. */
 #include "aot_kernels.h"
@@ -28,34 +29,67 @@
     acc3 = aot_k_smlatt(xo_, wo_, acc3);            \
   } while (0)
 
-static void store4(const struct aot_k_conv_params* p, const int32_t* multiplier,
-                   const int32_t* shift, int32_t c, int32_t acc0, int32_t acc1, int32_t acc2,
-                   int32_t acc3, int8_t* out) {
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, r = p->rounding;
-  out[0] = aot_k_requant(acc0, multiplier[c], shift[c], r, zp, lo, hi);
-  out[1] = aot_k_requant(acc1, multiplier[c + 1], shift[c + 1], r, zp, lo, hi);
-  out[2] = aot_k_requant(acc2, multiplier[c + 2], shift[c + 2], r, zp, lo, hi);
-  out[3] = aot_k_requant(acc3, multiplier[c + 3], shift[c + 3], r, zp, lo, hi);
+/* A padded tap reads the zero point: take back its folded input_offset * w. */
+#define AOT_K_PAD_TAP(w_off)                        \
+  do {                                              \
+    const int32_t wv_ = aot_k_load32(w + (w_off));  \
+    const int32_t we_ = aot_k_sxtb16(wv_);          \
+    const int32_t wo_ = aot_k_sxtb16_odd(wv_);      \
+    acc0 = aot_k_smlabb(we_, neg, acc0);            \
+    acc1 = aot_k_smlabb(wo_, neg, acc1);            \
+    acc2 = aot_k_smlatt(we_, neg, acc2);            \
+    acc3 = aot_k_smlatt(wo_, neg, acc3);            \
+  } while (0)
+
+struct dw_out {
+  const int32_t* multiplier;
+  const int32_t* shift;
+  int32_t zp, lo, hi, rounding;
+};
+
+static inline __attribute__((always_inline)) void store4(const struct dw_out* q, int32_t c,
+                                                         int32_t acc0, int32_t acc1,
+                                                         int32_t acc2, int32_t acc3,
+                                                         int8_t* out) {
+  const int32_t zp = q->zp, lo = q->lo, hi = q->hi, r = q->rounding;
+  const int32_t* m = q->multiplier + c;
+  const int32_t* sh = q->shift + c;
+  const int8_t o0 = aot_k_requant(acc0, m[0], sh[0], r, zp, lo, hi);
+  const int8_t o1 = aot_k_requant(acc1, m[1], sh[1], r, zp, lo, hi);
+  const int8_t o2 = aot_k_requant(acc2, m[2], sh[2], r, zp, lo, hi);
+  const int8_t o3 = aot_k_requant(acc3, m[3], sh[3], r, zp, lo, hi);
+  aot_k_store32(out, (int32_t)((uint32_t)(uint8_t)o0 | (uint32_t)(uint8_t)o1 << 8 |
+                               (uint32_t)(uint8_t)o2 << 16 | (uint32_t)(uint8_t)o3 << 24));
 }
 
-static void dw_quads(const struct aot_k_conv_params* p, const int8_t* input,
-                     const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                     const int32_t* shift, int8_t* output) {
+static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict input,
+                     const int8_t* restrict weights, const int32_t* restrict bias,
+                     const int32_t* restrict multiplier, const int32_t* restrict shift,
+                     int8_t* restrict output) {
+  /* Locals, not p->: stores through int8_t* may alias anything, so GCC would reload. */
   const int32_t ch = p->in_c, kh = p->k_h, kw = p->k_w, taps = kh * kw;
-  const int32_t row = p->dil_h * p->in_w * ch, col = p->dil_w * ch;
-  const int32_t off = p->input_offset;
+  const int32_t in_h = p->in_h, in_w = p->in_w, dil_h = p->dil_h, dil_w = p->dil_w;
+  const int32_t stride_h = p->stride_h, stride_w = p->stride_w;
+  const int32_t pad_top = p->pad_top, pad_left = p->pad_left;
+  const int32_t out_h = p->out_h, out_w = p->out_w, batches = p->batches;
+  const int32_t row = dil_h * in_w * ch, col = dil_w * ch;
+  /* -input_offset (the zero point) in both halfwords, for SMLABB and SMLATT. */
+  const int32_t neg = (int32_t)((uint32_t)(uint16_t)(-p->input_offset) * 0x10001u);
+  const struct dw_out q = {multiplier, shift, p->output_offset, p->act_min, p->act_max,
+                           p->rounding};
+  const int32_t three = kh == 3 && kw == 3;
   int8_t* out = output;
-  for (int32_t b = 0; b < p->batches; ++b) {
-    const int8_t* image = input + b * p->in_h * p->in_w * ch;
-    for (int32_t oy = 0; oy < p->out_h; ++oy) {
-      const int32_t iy0 = oy * p->stride_h - p->pad_top;
-      const int32_t rows_in = iy0 >= 0 && iy0 + (kh - 1) * p->dil_h < p->in_h;
-      for (int32_t ox = 0; ox < p->out_w; ++ox, out += ch) {
-        const int32_t ix0 = ox * p->stride_w - p->pad_left;
-        const int32_t inside = rows_in && ix0 >= 0 && ix0 + (kw - 1) * p->dil_w < p->in_w;
+  for (int32_t b = 0; b < batches; ++b) {
+    const int8_t* image = input + b * in_h * in_w * ch;
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      const int32_t iy0 = oy * stride_h - pad_top;
+      const int32_t rows_in = iy0 >= 0 && iy0 + (kh - 1) * dil_h < in_h;
+      for (int32_t ox = 0; ox < out_w; ++ox, out += ch) {
+        const int32_t ix0 = ox * stride_w - pad_left;
+        const int32_t inside = rows_in && ix0 >= 0 && ix0 + (kw - 1) * dil_w < in_w;
         const int8_t* w = weights;
-        if (inside && kh == 3 && kw == 3) {
-          const int8_t* r0 = image + (iy0 * p->in_w + ix0) * ch;
+        if (inside && three) {
+          const int8_t* r0 = image + (iy0 * in_w + ix0) * ch;
           const int8_t* r1 = r0 + row;
           const int8_t* r2 = r1 + row;
           for (int32_t c = 0; c < ch; c += 4, r0 += 4, r1 += 4, r2 += 4, w += 36) {
@@ -69,29 +103,25 @@ static void dw_quads(const struct aot_k_conv_params* p, const int8_t* input,
             AOT_K_TAP(r2, 24);
             AOT_K_TAP(r2 + col, 28);
             AOT_K_TAP(r2 + 2 * col, 32);
-            store4(p, multiplier, shift, c, acc0, acc1, acc2, acc3, out + c);
+            store4(&q, c, acc0, acc1, acc2, acc3, out + c);
           }
           continue;
         }
+        const int8_t* origin = image + (iy0 * in_w + ix0) * ch;
         for (int32_t c = 0; c < ch; c += 4, w += 4 * taps) {
           int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
+          int32_t t = 0;
           for (int32_t ky = 0; ky < kh; ++ky) {
-            const int32_t iy = iy0 + ky * p->dil_h;
-            for (int32_t kx = 0; kx < kw; ++kx) {
-              const int32_t ix = ix0 + kx * p->dil_w;
-              const int32_t t = 4 * (ky * kw + kx);
-              if (inside || (iy >= 0 && iy < p->in_h && ix >= 0 && ix < p->in_w)) {
-                AOT_K_TAP(image + (iy * p->in_w + ix) * ch + c, t);
+            const int32_t row_ok = (uint32_t)(iy0 + ky * dil_h) < (uint32_t)in_h;
+            for (int32_t kx = 0; kx < kw; ++kx, t += 4) {
+              if (inside || (row_ok && (uint32_t)(ix0 + kx * dil_w) < (uint32_t)in_w)) {
+                AOT_K_TAP(origin + ky * row + kx * col + c, t);
               } else {
-                /* A padded tap reads the zero point: take back the folded offset. */
-                acc0 -= off * w[t];
-                acc1 -= off * w[t + 1];
-                acc2 -= off * w[t + 2];
-                acc3 -= off * w[t + 3];
+                AOT_K_PAD_TAP(t);
               }
             }
           }
-          store4(p, multiplier, shift, c, acc0, acc1, acc2, acc3, out + c);
+          store4(&q, c, acc0, acc1, acc2, acc3, out + c);
         }
       }
     }

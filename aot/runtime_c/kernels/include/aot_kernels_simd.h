@@ -14,11 +14,12 @@
 #define AOT_K_HAVE_DSP 1
 /* Bytes 0 and 2, sign-extended to two halfwords. */
 static inline int32_t aot_k_sxtb16(int32_t x) { return (int32_t)__sxtb16((uint32_t)x); }
-/* Bytes 1 and 3: SXTB16 with its free ROR #8 (GCC 12's arm_acle.h has no __ror; it
- * folds this rotate into the instruction). */
+/* Bytes 1 and 3: SXTB16 with its free ROR #8. GCC 12 neither has __ror nor folds a
+ * rotate into SXTB16 (it emits a separate ROR), so this one is written out. */
 static inline int32_t aot_k_sxtb16_odd(int32_t x) {
-  const uint32_t u = (uint32_t)x;
-  return (int32_t)__sxtb16((u >> 8) | (u << 24));
+  int32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
 }
 /* acc + lo(a)*lo(b) + hi(a)*hi(b) */
 static inline int32_t aot_k_smlad(int32_t a, int32_t b, int32_t acc) {
