@@ -1,0 +1,144 @@
+"""Random operator cases for the kernel tests, many in one TFLite model.
+
+Each case is one operator with its own input and output, so one model holds dozens of
+cases and one firmware run (one QEMU session) checks them all against LiteRT's
+``BUILTIN_REF`` kernels. The cases cover what the variants branch on: 1x1 / 3x3 / other
+kernels, strides, SAME / VALID padding, dilations, channel counts that are and are not
+multiples of 4, depth multipliers, batches, zero points at the extremes, per-tensor and
+per-channel weights and every fused activation; LiteRT rounds convolutions in double and
+fully connected layers in single rounding, so both modes run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from aot.testing.tflite_builder import TFLiteModelBuilder
+
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: str  # CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED
+    batches: int
+    h: int
+    w: int
+    in_c: int
+    out_c: int
+    k: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    same: bool = True
+    multiplier: int = 1
+
+
+def _out(size: int, k: int, stride: int, dilation: int, same: bool) -> int:
+    effective = (k - 1) * dilation + 1
+    return -(-size // stride) if same else (size - effective) // stride + 1
+
+
+def _zp(rng: np.random.Generator) -> int:
+    return int(rng.choice([-128, 127, 0, int(rng.integers(-128, 128))]))
+
+
+def _scale(rng: np.random.Generator, lo: float, hi: float) -> float:
+    return float(np.float32(np.exp(rng.uniform(np.log(lo), np.log(hi)))))
+
+
+def random_shape(rng: np.random.Generator, kind: str) -> Shape:
+    batches = int(rng.choice([1, 1, 1, 2]))
+    if kind == "FULLY_CONNECTED":
+        depth = int(rng.choice([int(rng.integers(1, 20)), 4 * int(rng.integers(1, 24))]))
+        return Shape(kind, batches, 1, 1, depth, int(rng.integers(1, 24)))
+    h, w = (int(v) for v in rng.integers(3, 12, 2))
+    quad = bool(rng.integers(0, 2))
+    in_c = 4 * int(rng.integers(1, 5)) if quad else int(rng.integers(1, 7))
+    k = [(1, 1), (3, 3), (3, 3), (int(rng.integers(1, 5)), int(rng.integers(1, 5)))][
+        int(rng.integers(0, 4))
+    ]
+    stride = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+    dilation = (int(rng.integers(1, 3)), int(rng.integers(1, 3))) if rng.random() < 0.25 else (1, 1)
+    same = bool(rng.integers(0, 2))
+    if kind == "DEPTHWISE_CONV_2D":
+        multiplier = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
+        out_c = in_c * multiplier
+    else:
+        multiplier, out_c = (
+            1,
+            int(rng.choice([int(rng.integers(1, 9)), 2 * int(rng.integers(1, 9))])),
+        )
+    shape = Shape(kind, batches, h, w, in_c, out_c, k, stride, dilation, same, multiplier)
+    if (
+        _out(h, k[0], stride[0], dilation[0], same) < 1
+        or _out(w, k[1], stride[1], dilation[1], same) < 1
+    ):
+        return Shape(kind, batches, h, w, in_c, out_c, k, stride, (1, 1), True, multiplier)
+    return shape
+
+
+def add_case(b: TFLiteModelBuilder, rng: np.random.Generator, shape: Shape, name: str) -> None:
+    """One operator on its own input, writing its own output."""
+    act = ACTIVATIONS[int(rng.integers(0, 4))]
+    in_scale, in_zp = _scale(rng, 0.01, 0.2), _zp(rng)
+    out_scale, out_zp = _scale(rng, 0.01, 0.5), _zp(rng)
+    out_c = shape.out_c
+    per_channel = bool(rng.integers(0, 3))
+    w_scales = [_scale(rng, 1e-3, 0.05) for _ in range(out_c if per_channel else 1)]
+    bias_scales = [float(np.float32(in_scale) * np.float32(s)) for s in w_scales]
+    if shape.kind == "FULLY_CONNECTED":
+        x = b.add_input(f"{name}_x", (shape.batches, shape.in_c), "int8", in_scale, in_zp)
+        weights = rng.integers(-127, 128, size=(out_c, shape.in_c), dtype=np.int8)
+        wt = b.add_constant(f"{name}_w", weights, scale=w_scales, zero_point=[0] * len(w_scales))
+        inputs = [x, wt, -1]
+        if rng.random() < 0.8:
+            bias = rng.integers(-9000, 9000, size=out_c, dtype=np.int32)
+            inputs[2] = b.add_constant(
+                f"{name}_b", bias, scale=bias_scales, zero_point=[0] * len(bias_scales)
+            )
+        y = b.add_tensor(f"{name}_y", (shape.batches, out_c), "int8", out_scale, out_zp)
+        b.add_operator(
+            "FULLY_CONNECTED", inputs=inputs, outputs=[y],
+            options={"fused_activation_function": act},
+        )  # fmt: skip
+        b.mark_output(y)
+        return
+    depthwise = shape.kind == "DEPTHWISE_CONV_2D"
+    k_h, k_w = shape.k
+    x = b.add_input(
+        f"{name}_x", (shape.batches, shape.h, shape.w, shape.in_c), "int8", in_scale, in_zp
+    )
+    w_shape = (1, k_h, k_w, out_c) if depthwise else (out_c, k_h, k_w, shape.in_c)
+    weights = rng.integers(-127, 128, size=w_shape, dtype=np.int8)
+    wt = b.add_constant(
+        f"{name}_w", weights, scale=w_scales, zero_point=[0] * len(w_scales),
+        quantized_dimension=3 if depthwise else 0,
+    )  # fmt: skip
+    channel_scales = bias_scales if per_channel else bias_scales * out_c
+    bias = rng.integers(-20000, 20000, size=out_c, dtype=np.int32)
+    bt = b.add_constant(f"{name}_b", bias, scale=channel_scales, zero_point=[0] * out_c)
+    out_h = _out(shape.h, k_h, shape.stride[0], shape.dilation[0], shape.same)
+    out_w = _out(shape.w, k_w, shape.stride[1], shape.dilation[1], shape.same)
+    y = b.add_tensor(f"{name}_y", (shape.batches, out_h, out_w, out_c), "int8", out_scale, out_zp)
+    options = {
+        "padding": "SAME" if shape.same else "VALID",
+        "stride_h": shape.stride[0], "stride_w": shape.stride[1],
+        "dilation_h_factor": shape.dilation[0], "dilation_w_factor": shape.dilation[1],
+        "fused_activation_function": act,
+    }  # fmt: skip
+    if depthwise:
+        options["depth_multiplier"] = shape.multiplier
+    b.add_operator(shape.kind, inputs=[x, wt, bt], outputs=[y], options=options)
+    b.mark_output(y)
+
+
+def model(seed: int, kinds: tuple[str, ...], count: int) -> bytes:
+    """``count`` random cases of each kind in one model."""
+    rng = np.random.default_rng(seed)
+    b = TFLiteModelBuilder()
+    for kind in kinds:
+        for i in range(count):
+            add_case(b, rng, random_shape(rng, kind), f"{kind.lower()}_{i}")
+    return b.build()
