@@ -92,7 +92,7 @@ def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
     bias = _bias(folded_bias(info, taps.astype(np.int64).sum(axis=0)))
     params = conv_params(info, -int(info.params["input_zp"]))
     rq = requant_constants("rq", multiplier, shift)
-    if params["depth_multiplier"] == 1 and out_c % 4 == 0:
+    if params["depth_multiplier"] == 1 and out_c % 4 == 0 and k_h * k_w <= 32:
         # [channel group][tap][4]: one pointer walks a group's taps.
         grouped = taps.reshape(k_h * k_w, out_c // 4, 4).transpose(1, 0, 2).reshape(-1)
         relaid = BackendConstant("weights", np.ascontiguousarray(grouped, np.int8), 4)

@@ -94,28 +94,27 @@ static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t*
   const int32_t k4 = k >> 2;
   int32_t c = 0;
   for (; c + 2 <= out_c; c += 2) {
+    /* Second row and channel at fixed offsets; the loop ends on a pointer. */
     const int8_t* w0 = w + c * k;
-    const int8_t* w1 = w0 + k;
     const int8_t* p0 = a0;
-    const int8_t* p1 = a1;
+    const int8_t* const end = a0 + 4 * k4;
+    const int32_t rows = (int32_t)(a1 - a0);
     int32_t acc00 = q->bias[c], acc10 = acc00; /* acc<pixel><channel> */
     int32_t acc01 = q->bias[c + 1], acc11 = acc01;
-    for (int32_t j = 0; j < k4; ++j) {
+    while (p0 != end) {
       int32_t v = aot_k_load32(p0);
-      p0 += 4;
       const int32_t x0e = aot_k_sxtb16(v), x0o = aot_k_sxtb16_odd(v);
-      v = aot_k_load32(p1);
-      p1 += 4;
+      v = aot_k_load32(p0 + rows);
+      p0 += 4;
       const int32_t x1e = aot_k_sxtb16(v), x1o = aot_k_sxtb16_odd(v);
       v = aot_k_load32(w0);
-      w0 += 4;
       int32_t we = aot_k_sxtb16(v), wo = aot_k_sxtb16_odd(v);
       acc00 = aot_k_smlad(x0e, we, acc00);
       acc00 = aot_k_smlad(x0o, wo, acc00);
       acc10 = aot_k_smlad(x1e, we, acc10);
       acc10 = aot_k_smlad(x1o, wo, acc10);
-      v = aot_k_load32(w1);
-      w1 += 4;
+      v = aot_k_load32(w0 + k);
+      w0 += 4;
       we = aot_k_sxtb16(v);
       wo = aot_k_sxtb16_odd(v);
       acc01 = aot_k_smlad(x0e, we, acc01);
@@ -123,6 +122,8 @@ static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t*
       acc11 = aot_k_smlad(x1e, we, acc11);
       acc11 = aot_k_smlad(x1o, wo, acc11);
     }
+    const int8_t* w1 = w0 + k;
+    const int8_t* p1 = p0 + rows;
     for (int32_t j = k4 * 4; j < k; ++j) {
       const int32_t x0 = *p0++, x1 = *p1++, u0 = *w0++, u1 = *w1++;
       acc00 += x0 * u0;
@@ -170,26 +171,26 @@ static void rows_q15(int32_t n, const int16_t* b0, const int16_t* b1, int32_t k,
   int32_t c = 0;
   if (n == 2) {
     for (; c + 2 <= out_c; c += 2) {
+      /* Few live registers (the M4 has 14): the second row and channel are at fixed
+       * offsets from the first, and the loop ends on a pointer, not a counter. */
       const int8_t* w0 = w + c * k;
-      const int8_t* w1 = w0 + k;
       const int16_t* p0 = b0;
-      const int16_t* p1 = b1;
+      const int16_t* const end = b0 + 4 * k4;
+      const int32_t rows = (int32_t)(b1 - b0);
       int32_t acc00 = q->bias[c], acc10 = acc00;
       int32_t acc01 = q->bias[c + 1], acc11 = acc01;
-      for (int32_t j = 0; j < k4; ++j) {
+      while (p0 != end) {
         const int32_t x0a = aot_k_load32(p0), x0b = aot_k_load32(p0 + 2);
-        const int32_t x1a = aot_k_load32(p1), x1b = aot_k_load32(p1 + 2);
+        const int32_t x1a = aot_k_load32(p0 + rows), x1b = aot_k_load32(p0 + rows + 2);
         p0 += 4;
-        p1 += 4;
         int32_t v = aot_k_load32(w0);
-        w0 += 4;
         int32_t we = aot_k_sxtb16(v), wo = aot_k_sxtb16_odd(v);
         acc00 = aot_k_smlad(x0a, we, acc00);
         acc00 = aot_k_smlad(x0b, wo, acc00);
         acc10 = aot_k_smlad(x1a, we, acc10);
         acc10 = aot_k_smlad(x1b, wo, acc10);
-        v = aot_k_load32(w1);
-        w1 += 4;
+        v = aot_k_load32(w0 + k);
+        w0 += 4;
         we = aot_k_sxtb16(v);
         wo = aot_k_sxtb16_odd(v);
         acc01 = aot_k_smlad(x0a, we, acc01);
@@ -197,6 +198,8 @@ static void rows_q15(int32_t n, const int16_t* b0, const int16_t* b1, int32_t k,
         acc11 = aot_k_smlad(x1a, we, acc11);
         acc11 = aot_k_smlad(x1b, wo, acc11);
       }
+      const int8_t* w1 = w0 + k;
+      const int16_t* p1 = p0 + rows;
       for (int32_t j = k4 * 4; j < k; ++j) {
         const int32_t x0 = *p0++, x1 = *p1++, u0 = *w0++, u1 = *w1++;
         acc00 += x0 * u0;

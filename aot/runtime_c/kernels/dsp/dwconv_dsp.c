@@ -62,6 +62,61 @@ static inline __attribute__((always_inline)) void store4(const struct dw_out* q,
                                (uint32_t)(uint8_t)o2 << 16 | (uint32_t)(uint8_t)o3 << 24));
 }
 
+/* One interior pixel of a 3x3 kernel, every channel group. Its own (not inlined)
+ * function so the register allocator sees only this loop's values. */
+static __attribute__((noinline)) void dw3x3_pixel(const int8_t* r0, int32_t row, int32_t col,
+                                                  const int8_t* w, const int32_t* bias,
+                                                  int32_t ch, const struct dw_out* q,
+                                                  int8_t* out) {
+  const int8_t* r1 = r0 + row;
+  const int8_t* r2 = r1 + row;
+  const int32_t col2 = 2 * col;
+  for (int32_t c = 0; c < ch; c += 4, r0 += 4, r1 += 4, r2 += 4, w += 36) {
+    int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
+    AOT_K_TAP(r0, 0);
+    AOT_K_TAP(r0 + col, 4);
+    AOT_K_TAP(r0 + col2, 8);
+    AOT_K_TAP(r1, 12);
+    AOT_K_TAP(r1 + col, 16);
+    AOT_K_TAP(r1 + col2, 20);
+    AOT_K_TAP(r2, 24);
+    AOT_K_TAP(r2 + col, 28);
+    AOT_K_TAP(r2 + col2, 32);
+    store4(q, c, acc0, acc1, acc2, acc3, out + c);
+  }
+}
+
+/* Which taps of a pixel are inside the image: bit ky * kw + kx (kernels up to 32 taps
+ * take this path; larger ones check each tap in dw_pixel_any). */
+struct dw_pixel {
+  const int8_t* origin; /* the input at the pixel's top-left tap (may lie outside) */
+  uint32_t valid;
+};
+
+static __attribute__((noinline)) void dw_pixel(const struct dw_pixel* px, int32_t taps,
+                                               int32_t kw, int32_t row, int32_t col,
+                                               const int8_t* w, const int32_t* bias,
+                                               int32_t ch, int32_t neg, const struct dw_out* q,
+                                               int8_t* out) {
+  for (int32_t c = 0; c < ch; c += 4, w += 4 * taps) {
+    int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
+    const int8_t* tap_row = px->origin + c;
+    uint32_t valid = px->valid;
+    int32_t t = 0;
+    for (int32_t ky = 0; t < 4 * taps; ++ky, tap_row += row) {
+      const int8_t* tap = tap_row;
+      for (int32_t kx = 0; kx < kw; ++kx, t += 4, tap += col, valid >>= 1) {
+        if (valid & 1u) {
+          AOT_K_TAP(tap, t);
+        } else {
+          AOT_K_PAD_TAP(t);
+        }
+      }
+    }
+    store4(q, c, acc0, acc1, acc2, acc3, out + c);
+  }
+}
+
 static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict input,
                      const int8_t* restrict weights, const int32_t* restrict bias,
                      const int32_t* restrict multiplier, const int32_t* restrict shift,
@@ -83,45 +138,24 @@ static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict i
     const int8_t* image = input + b * in_h * in_w * ch;
     for (int32_t oy = 0; oy < out_h; ++oy) {
       const int32_t iy0 = oy * stride_h - pad_top;
-      const int32_t rows_in = iy0 >= 0 && iy0 + (kh - 1) * dil_h < in_h;
+      uint32_t rows = 0; /* bit ky: tap row ky inside the image */
+      for (int32_t ky = 0; ky < kh; ++ky) {
+        rows |= (uint32_t)((uint32_t)(iy0 + ky * dil_h) < (uint32_t)in_h) << ky;
+      }
       for (int32_t ox = 0; ox < out_w; ++ox, out += ch) {
         const int32_t ix0 = ox * stride_w - pad_left;
-        const int32_t inside = rows_in && ix0 >= 0 && ix0 + (kw - 1) * dil_w < in_w;
-        const int8_t* w = weights;
-        if (inside && three) {
-          const int8_t* r0 = image + (iy0 * in_w + ix0) * ch;
-          const int8_t* r1 = r0 + row;
-          const int8_t* r2 = r1 + row;
-          for (int32_t c = 0; c < ch; c += 4, r0 += 4, r1 += 4, r2 += 4, w += 36) {
-            int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
-            AOT_K_TAP(r0, 0);
-            AOT_K_TAP(r0 + col, 4);
-            AOT_K_TAP(r0 + 2 * col, 8);
-            AOT_K_TAP(r1, 12);
-            AOT_K_TAP(r1 + col, 16);
-            AOT_K_TAP(r1 + 2 * col, 20);
-            AOT_K_TAP(r2, 24);
-            AOT_K_TAP(r2 + col, 28);
-            AOT_K_TAP(r2 + 2 * col, 32);
-            store4(&q, c, acc0, acc1, acc2, acc3, out + c);
+        struct dw_pixel px = {image + (iy0 * in_w + ix0) * ch, 0};
+        for (int32_t ky = 0; ky < kh; ++ky) {
+          for (int32_t kx = 0; kx < kw; ++kx) {
+            const uint32_t in = ((rows >> ky) & 1u) &
+                                ((uint32_t)(ix0 + kx * dil_w) < (uint32_t)in_w);
+            px.valid |= in << (ky * kw + kx);
           }
-          continue;
         }
-        const int8_t* origin = image + (iy0 * in_w + ix0) * ch;
-        for (int32_t c = 0; c < ch; c += 4, w += 4 * taps) {
-          int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
-          int32_t t = 0;
-          for (int32_t ky = 0; ky < kh; ++ky) {
-            const int32_t row_ok = (uint32_t)(iy0 + ky * dil_h) < (uint32_t)in_h;
-            for (int32_t kx = 0; kx < kw; ++kx, t += 4) {
-              if (inside || (row_ok && (uint32_t)(ix0 + kx * dil_w) < (uint32_t)in_w)) {
-                AOT_K_TAP(origin + ky * row + kx * col + c, t);
-              } else {
-                AOT_K_PAD_TAP(t);
-              }
-            }
-          }
-          store4(&q, c, acc0, acc1, acc2, acc3, out + c);
+        if (three && px.valid == 0x1FFu) {
+          dw3x3_pixel(px.origin, row, col, weights, bias, ch, &q, out);
+        } else {
+          dw_pixel(&px, taps, kw, row, col, weights, bias, ch, neg, &q, out);
         }
       }
     }
@@ -165,7 +199,7 @@ void aot_k_dwconv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
                          const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                          const int32_t* shift, int8_t* output, int8_t* scratch) {
   (void)scratch;
-  if (p->depth_multiplier == 1 && (p->in_c & 3) == 0) {
+  if (p->depth_multiplier == 1 && (p->in_c & 3) == 0 && p->k_h * p->k_w <= 32) {
     dw_quads(p, input, weights, bias, multiplier, shift, output);
   } else {
     dw_any(p, input, weights, bias, multiplier, shift, output);
