@@ -14,8 +14,15 @@ static inline __attribute__((always_inline)) int32_t aot_k_mbqm(int32_t acc, int
                                                                 int32_t rounding) {
   if (rounding) {
     const int32_t total = 31 - shift;
-    const int64_t wide = (int64_t)acc * multiplier + ((int64_t)1 << (total - 1));
-    return (int32_t)(wide >> total);
+    const int64_t product = (int64_t)acc * multiplier;
+    if (total > 32) {
+      /* The rounding term 2^(total-1) only touches the high word, and the low word cannot
+       * carry into the quotient: (p + 2^(t-1)) >> t == (hi + 2^(t-33)) >> (t-32), all in
+       * int32, with no variable 64-bit shift. */
+      const int32_t high = (int32_t)(product >> 32);
+      return (high + (1 << (total - 33))) >> (total - 32);
+    }
+    return (int32_t)((product + ((int64_t)1 << (total - 1))) >> total);
   }
   /* x * 2^left wraps in int32, as TFLite's does; an unsigned shift has no UB. */
   const int32_t x = shift > 0 ? (int32_t)((uint32_t)acc << shift) : acc;
