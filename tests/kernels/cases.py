@@ -70,6 +70,10 @@ def random_shape(rng: np.random.Generator, kind: str) -> Shape:
             1,
             int(rng.choice([int(rng.integers(1, 9)), 2 * int(rng.integers(1, 9))])),
         )
+    if kind == "CONV_2D" and k == (1, 1):
+        in_c = 4 * int(rng.integers(4, 9)) if quad else int(rng.integers(16, 24))
+    elif kind == "CONV_2D" and in_c % 4:
+        out_c = int(rng.integers(16, 20))  # smaller ones stay on TVM (aot/kernels/dsp.py)
     shape = Shape(kind, batches, h, w, in_c, out_c, k, stride, dilation, same, multiplier)
     if (
         _out(h, k[0], stride[0], dilation[0], same) < 1

@@ -76,3 +76,22 @@ def test_cli_rejects_an_isa_the_board_lacks(tmp_path: Path) -> None:
         .startswith("error: board 'mps2_an385' has no dsp extension")
     )
     assert "Traceback" not in result.stderr
+
+
+def test_shapes_tvm_runs_faster_stay_on_tvm(tmp_path: Path) -> None:
+    """A 1x1 convolution over 8 channels: TVM's kernel was measured faster, so the DSP
+    variant declines it (aot/kernels/dsp.py) and even --kernels dsp leaves it to TVM."""
+    import numpy as np
+
+    from aot.testing.tflite_builder import TFLiteModelBuilder
+    from tests.kernels.cases import Shape, add_case
+
+    b = TFLiteModelBuilder()
+    rng = np.random.default_rng(0)
+    add_case(b, rng, Shape("CONV_2D", 1, 6, 6, 8, 16), "small")
+    add_case(b, rng, Shape("CONV_2D", 1, 6, 6, 16, 16), "big")
+    model = tmp_path / "two.tflite"
+    model.write_bytes(b.build())
+    options = CompileOptions(name="two", kernels="dsp")
+    meta = compile_model(model, tmp_path / "out", options, board=load_board("mps2_an386")).metadata
+    assert [op["implementation"] for op in meta["operators"]] == ["tvm", "aot_k_conv_s8_dsp"]

@@ -2,27 +2,29 @@
  *
  * Fast path (depth multiplier 1, channels a multiple of 4): four channels per word,
  * SXTB16 unpacks them to two halfword pairs and SMLABB/SMLATT accumulate each channel.
- * The weights are re-laid out at build time as [channel group][tap][4], so one pointer
- * walks them with small immediate offsets; the bias has the input offset folded in
+ * The weights are re-laid out at build time as [channel group][tap] of two halfword
+ * pairs (channels 0 and 2, then 1 and 3), so one pointer walks them with small immediate
+ * offsets and only the input needs SXTB16; the bias has the input offset folded in
  * (bias + input_offset * sum of the channel's weights), so interior pixels, which have
  * every tap inside the image, multiply raw inputs with no per-tap check. Border pixels
  * (loop peeling: the same loop, decided per pixel) check each tap and take back
  * input_offset * w for the taps outside. 3x3 interior pixels are fully unrolled.
- * Border pixels check each tap; a padded one costs two SXTB16 and four SMLAxy.
+ * A padded tap costs two loads and four SMLAxy.
  * Other shapes (depth multiplier > 1, channels not a multiple of 4) take the scalar loop
  * over TFLite's [1, KH, KW, out_c] weights. No scratch. */
 #include "aot_kernels.h"
 #include "aot_kernels_requant.h"
 #include "aot_kernels_simd.h"
 
+/* The weights of a tap, pre-expanded at build time: channels (0, 2) then (1, 3) as
+ * halfword pairs, so the taps need no SXTB16 for them (8 bytes per tap and group). */
 #define AOT_K_TAP(ptr, w_off)                       \
   do {                                              \
     const int32_t xv_ = aot_k_load32(ptr);          \
-    const int32_t wv_ = aot_k_load32(w + (w_off));  \
+    const int32_t we_ = aot_k_load32(w + (w_off));  \
+    const int32_t wo_ = aot_k_load32(w + (w_off) + 4); \
     const int32_t xe_ = aot_k_sxtb16(xv_);          \
     const int32_t xo_ = aot_k_sxtb16_odd(xv_);      \
-    const int32_t we_ = aot_k_sxtb16(wv_);          \
-    const int32_t wo_ = aot_k_sxtb16_odd(wv_);      \
     acc0 = aot_k_smlabb(xe_, we_, acc0);            \
     acc1 = aot_k_smlabb(xo_, wo_, acc1);            \
     acc2 = aot_k_smlatt(xe_, we_, acc2);            \
@@ -32,9 +34,8 @@
 /* A padded tap reads the zero point: take back its folded input_offset * w. */
 #define AOT_K_PAD_TAP(w_off)                        \
   do {                                              \
-    const int32_t wv_ = aot_k_load32(w + (w_off));  \
-    const int32_t we_ = aot_k_sxtb16(wv_);          \
-    const int32_t wo_ = aot_k_sxtb16_odd(wv_);      \
+    const int32_t we_ = aot_k_load32(w + (w_off));  \
+    const int32_t wo_ = aot_k_load32(w + (w_off) + 4); \
     acc0 = aot_k_smlabb(we_, neg, acc0);            \
     acc1 = aot_k_smlabb(wo_, neg, acc1);            \
     acc2 = aot_k_smlatt(we_, neg, acc2);            \
@@ -45,6 +46,7 @@ struct dw_out {
   const int32_t* multiplier;
   const int32_t* shift;
   int32_t zp, lo, hi, rounding;
+  int32_t right_only; /* aot_k_right_shifts_only */
 };
 
 static inline __attribute__((always_inline)) void store4(const struct dw_out* q, int32_t c,
@@ -54,6 +56,15 @@ static inline __attribute__((always_inline)) void store4(const struct dw_out* q,
   const int32_t zp = q->zp, lo = q->lo, hi = q->hi, r = q->rounding;
   const int32_t* m = q->multiplier + c;
   const int32_t* sh = q->shift + c;
+  if (q->right_only) {
+    const int8_t o0 = aot_k_requant_right(acc0, m[0], -sh[0], zp, lo, hi);
+    const int8_t o1 = aot_k_requant_right(acc1, m[1], -sh[1], zp, lo, hi);
+    const int8_t o2 = aot_k_requant_right(acc2, m[2], -sh[2], zp, lo, hi);
+    const int8_t o3 = aot_k_requant_right(acc3, m[3], -sh[3], zp, lo, hi);
+    aot_k_store32(out, (int32_t)((uint32_t)(uint8_t)o0 | (uint32_t)(uint8_t)o1 << 8 |
+                                 (uint32_t)(uint8_t)o2 << 16 | (uint32_t)(uint8_t)o3 << 24));
+    return;
+  }
   const int8_t o0 = aot_k_requant(acc0, m[0], sh[0], r, zp, lo, hi);
   const int8_t o1 = aot_k_requant(acc1, m[1], sh[1], r, zp, lo, hi);
   const int8_t o2 = aot_k_requant(acc2, m[2], sh[2], r, zp, lo, hi);
@@ -66,22 +77,24 @@ static inline __attribute__((always_inline)) void store4(const struct dw_out* q,
  * function so the register allocator sees only this loop's values. */
 static __attribute__((noinline)) void dw3x3_pixel(const int8_t* r0, int32_t row, int32_t col,
                                                   const int8_t* w, const int32_t* bias,
-                                                  int32_t ch, const struct dw_out* q,
+                                                  int32_t ch, const struct dw_out* q_in,
                                                   int8_t* out) {
+  const struct dw_out local = *q_in; /* int8 stores cannot alias a local copy */
+  const struct dw_out* const q = &local;
   const int8_t* r1 = r0 + row;
   const int8_t* r2 = r1 + row;
   const int32_t col2 = 2 * col;
-  for (int32_t c = 0; c < ch; c += 4, r0 += 4, r1 += 4, r2 += 4, w += 36) {
+  for (int32_t c = 0; c < ch; c += 4, r0 += 4, r1 += 4, r2 += 4, w += 72) {
     int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
     AOT_K_TAP(r0, 0);
-    AOT_K_TAP(r0 + col, 4);
-    AOT_K_TAP(r0 + col2, 8);
-    AOT_K_TAP(r1, 12);
-    AOT_K_TAP(r1 + col, 16);
-    AOT_K_TAP(r1 + col2, 20);
-    AOT_K_TAP(r2, 24);
-    AOT_K_TAP(r2 + col, 28);
-    AOT_K_TAP(r2 + col2, 32);
+    AOT_K_TAP(r0 + col, 8);
+    AOT_K_TAP(r0 + col2, 16);
+    AOT_K_TAP(r1, 24);
+    AOT_K_TAP(r1 + col, 32);
+    AOT_K_TAP(r1 + col2, 40);
+    AOT_K_TAP(r2, 48);
+    AOT_K_TAP(r2 + col, 56);
+    AOT_K_TAP(r2 + col2, 64);
     store4(q, c, acc0, acc1, acc2, acc3, out + c);
   }
 }
@@ -96,16 +109,18 @@ struct dw_pixel {
 static __attribute__((noinline)) void dw_pixel(const struct dw_pixel* px, int32_t taps,
                                                int32_t kw, int32_t row, int32_t col,
                                                const int8_t* w, const int32_t* bias,
-                                               int32_t ch, int32_t neg, const struct dw_out* q,
+                                               int32_t ch, int32_t neg, const struct dw_out* q_in,
                                                int8_t* out) {
-  for (int32_t c = 0; c < ch; c += 4, w += 4 * taps) {
+  const struct dw_out local = *q_in; /* int8 stores cannot alias a local copy */
+  const struct dw_out* const q = &local;
+  for (int32_t c = 0; c < ch; c += 4, w += 8 * taps) {
     int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
     const int8_t* tap_row = px->origin + c;
     uint32_t valid = px->valid;
     int32_t t = 0;
-    for (int32_t ky = 0; t < 4 * taps; ++ky, tap_row += row) {
+    for (int32_t ky = 0; t < 8 * taps; ++ky, tap_row += row) {
       const int8_t* tap = tap_row;
-      for (int32_t kx = 0; kx < kw; ++kx, t += 4, tap += col, valid >>= 1) {
+      for (int32_t kx = 0; kx < kw; ++kx, t += 8, tap += col, valid >>= 1) {
         if (valid & 1u) {
           AOT_K_TAP(tap, t);
         } else {
@@ -131,7 +146,7 @@ static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict i
   /* -input_offset (the zero point) in both halfwords, for SMLABB and SMLATT. */
   const int32_t neg = (int32_t)((uint32_t)(uint16_t)(-p->input_offset) * 0x10001u);
   const struct dw_out q = {multiplier, shift, p->output_offset, p->act_min, p->act_max,
-                           p->rounding};
+                           p->rounding, aot_k_right_shifts_only(shift, ch, p->rounding)};
   const int32_t three = kh == 3 && kw == 3;
   int8_t* out = output;
   for (int32_t b = 0; b < batches; ++b) {

@@ -49,4 +49,26 @@ static inline __attribute__((always_inline)) int8_t aot_k_requant(int32_t acc, i
   return aot_k_out(aot_k_mbqm(acc, multiplier, shift, rounding), zp, lo, hi);
 }
 
+/* The common case on its own, without a branch on the mode or the shift's sign: double
+ * rounding and a right shift (shift <= 0), as in convolutions whose scales make the
+ * multiplier below one. Same result as aot_k_mbqm(acc, m, -right, 0). */
+static inline __attribute__((always_inline)) int8_t aot_k_requant_right(int32_t acc,
+                                                                      int32_t multiplier,
+                                                                      int32_t right, int32_t zp,
+                                                                      int32_t lo, int32_t hi) {
+  const int32_t high = (int32_t)(((int64_t)acc * multiplier + ((int64_t)1 << 30)) >> 31);
+  const int32_t mask = (int32_t)((1u << right) - 1u);
+  const int32_t threshold = (mask >> 1) + (int32_t)((uint32_t)high >> 31);
+  return aot_k_out((high >> right) + ((high & mask) > threshold), zp, lo, hi);
+}
+
+/* Whether every channel can take aot_k_requant_right: double rounding, no left shift. */
+static inline int32_t aot_k_right_shifts_only(const int32_t* shift, int32_t n, int32_t rounding) {
+  if (rounding) return 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (shift[i] > 0) return 0;
+  }
+  return 1;
+}
+
 #endif /* AOT_KERNELS_REQUANT_H */
