@@ -24,9 +24,9 @@ KWS = shared_dir() / "models" / "mlperf_tiny" / "kws_ref_model.tflite"
 @pytest.mark.parametrize(
     ("choice", "board", "expected"),
     [
-        ("auto", "mps2_an386", ("dsp",)),
-        ("auto", "mps2_an385", ()),
-        ("auto", "mps3_an547", ("mve", "dsp")),
+        ("auto", "mps2_an386", ("dsp", "scalar")),
+        ("auto", "mps2_an385", ("scalar",)),
+        ("auto", "mps3_an547", ("mve", "dsp", "scalar")),
         ("auto", "host", ()),
         ("tvm", "mps2_an386", ()),
         ("dsp", "mps2_an500", ("dsp",)),

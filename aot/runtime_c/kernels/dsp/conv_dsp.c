@@ -13,6 +13,11 @@
  *   SXTB16 unpacks the weights (x0 x2 | x1 x3), so each weight word costs one load and
  *   two SXTB16 for two pixels. Scratch: 2 * K int16. */
 #include "aot_kernels.h"
+#ifdef AOT_K_SCALAR
+#define AOT_K_FN(op) aot_k_##op##_s8_scalar
+#else
+#define AOT_K_FN(op) aot_k_##op##_s8_dsp
+#endif
 #include "aot_kernels_requant.h"
 #include "aot_kernels_simd.h"
 
@@ -264,7 +269,7 @@ static void im2col_q15(const struct aot_k_conv_params* p, const int8_t* input, i
   }
 }
 
-void aot_k_conv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
+void AOT_K_FN(conv)(const struct aot_k_conv_params* p, const int8_t* input,
                        const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                        const int32_t* shift, int8_t* output, int8_t* scratch) {
   const struct aot_k_out_q q = {bias,       multiplier, shift,
@@ -309,7 +314,7 @@ void aot_k_conv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
   if (filled) rows_q15(cols, cols, k, weights, out_c, &q, pending_out, pending_out);
 }
 
-void aot_k_fc_s8_dsp(const struct aot_k_fc_params* p, const int8_t* input,
+void AOT_K_FN(fc)(const struct aot_k_fc_params* p, const int8_t* input,
                      const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                      const int32_t* shift, int8_t* output, int8_t* scratch) {
   (void)scratch;

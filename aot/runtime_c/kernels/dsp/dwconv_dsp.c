@@ -13,6 +13,11 @@
  * Other shapes (depth multiplier > 1, channels not a multiple of 4) take the scalar loop
  * over TFLite's [1, KH, KW, out_c] weights. No scratch. */
 #include "aot_kernels.h"
+#ifdef AOT_K_SCALAR
+#define AOT_K_FN(op) aot_k_##op##_s8_scalar
+#else
+#define AOT_K_FN(op) aot_k_##op##_s8_dsp
+#endif
 #include "aot_kernels_requant.h"
 #include "aot_kernels_simd.h"
 
@@ -210,7 +215,7 @@ static void dw_any(const struct aot_k_conv_params* p, const int8_t* input,
   }
 }
 
-void aot_k_dwconv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
+void AOT_K_FN(dwconv)(const struct aot_k_conv_params* p, const int8_t* input,
                          const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                          const int32_t* shift, int8_t* output, int8_t* scratch) {
   (void)scratch;

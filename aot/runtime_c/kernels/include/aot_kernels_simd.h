@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && !defined(AOT_K_SCALAR)
 #include <arm_acle.h>
 #define AOT_K_HAVE_DSP 1
 /* Bytes 0 and 2, sign-extended to two halfwords. */
