@@ -50,7 +50,9 @@ def _weights(rows: np.ndarray) -> BackendConstant:
 # Below these sizes TVM's kernel was measured faster on mps2_an386 (per-output
 # requantization dominates and the 2x2 block has little to reuse; docs/kernels.md), so
 # the variant leaves them to TVM and --kernels auto stays the fastest per operator.
-MIN_DIRECT_DEPTH = 16  # 1x1: K = in_c (8: 6.94 vs TVM's 5.90 instructions/MAC)
+# 1x1 over 8 channels to 16: 6.93 vs TVM's 5.89 instructions/MAC with one requantization
+# for all channels, but 6.93 vs 10.22 per channel (TVM then reads the tables per output).
+MIN_DIRECT_DEPTH = 16  # 1x1 with per-tensor requantization: K = in_c
 MIN_IM2COL_CHANNELS = 16  # im2col with in_c % 4 != 0 (RGB 3x3 to 8: 6.25 vs 5.51)
 
 
@@ -59,7 +61,9 @@ def takes_conv(info: OperatorInfo) -> bool:
         return False
     w = weights(info)
     if direct_conv(info):
-        return w.shape[3] >= MIN_DIRECT_DEPTH
+        multiplier, shift = requant(info, w.shape[0])
+        per_tensor = len(set(multiplier.tolist())) == 1 and len(set(shift.tolist())) == 1
+        return w.shape[3] >= MIN_DIRECT_DEPTH or not per_tensor
     return w.shape[3] % 4 == 0 or w.shape[0] >= MIN_IM2COL_CHANNELS
 
 

@@ -83,13 +83,21 @@ def random_shape(rng: np.random.Generator, kind: str) -> Shape:
     return shape
 
 
-def add_case(b: TFLiteModelBuilder, rng: np.random.Generator, shape: Shape, name: str) -> None:
-    """One operator on its own input, writing its own output."""
+def add_case(
+    b: TFLiteModelBuilder,
+    rng: np.random.Generator,
+    shape: Shape,
+    name: str,
+    per_channel: bool | None = None,
+) -> None:
+    """One operator on its own input, writing its own output (per-channel weights or
+    not at random unless ``per_channel`` says)."""
     act = ACTIVATIONS[int(rng.integers(0, 4))]
     in_scale, in_zp = _scale(rng, 0.01, 0.2), _zp(rng)
     out_scale, out_zp = _scale(rng, 0.01, 0.5), _zp(rng)
     out_c = shape.out_c
-    per_channel = bool(rng.integers(0, 3))
+    drawn = bool(rng.integers(0, 3))
+    per_channel = drawn if per_channel is None else per_channel
     w_scales = [_scale(rng, 1e-3, 0.05) for _ in range(out_c if per_channel else 1)]
     bias_scales = [float(np.float32(in_scale) * np.float32(s)) for s in w_scales]
     if shape.kind == "FULLY_CONNECTED":

@@ -79,8 +79,9 @@ def test_cli_rejects_an_isa_the_board_lacks(tmp_path: Path) -> None:
 
 
 def test_shapes_tvm_runs_faster_stay_on_tvm(tmp_path: Path) -> None:
-    """A 1x1 convolution over 8 channels: TVM's kernel was measured faster, so the DSP
-    variant declines it (aot/kernels/dsp.py) and even --kernels dsp leaves it to TVM."""
+    """A 1x1 convolution over 8 channels with one requantization for all: TVM's kernel
+    was measured faster, so the DSP variant declines it (aot/kernels/dsp.py) and even
+    --kernels dsp leaves it to TVM; per channel it takes it."""
     import numpy as np
 
     from aot.testing.tflite_builder import TFLiteModelBuilder
@@ -88,10 +89,12 @@ def test_shapes_tvm_runs_faster_stay_on_tvm(tmp_path: Path) -> None:
 
     b = TFLiteModelBuilder()
     rng = np.random.default_rng(0)
-    add_case(b, rng, Shape("CONV_2D", 1, 6, 6, 8, 16), "small")
-    add_case(b, rng, Shape("CONV_2D", 1, 6, 6, 16, 16), "big")
+    add_case(b, rng, Shape("CONV_2D", 1, 6, 6, 8, 16), "small", per_channel=False)
+    add_case(b, rng, Shape("CONV_2D", 1, 6, 6, 8, 16), "per_channel", per_channel=True)
+    add_case(b, rng, Shape("CONV_2D", 1, 6, 6, 16, 16), "big", per_channel=False)
     model = tmp_path / "two.tflite"
     model.write_bytes(b.build())
     options = CompileOptions(name="two", kernels="dsp")
     meta = compile_model(model, tmp_path / "out", options, board=load_board("mps2_an386")).metadata
-    assert [op["implementation"] for op in meta["operators"]] == ["tvm", "aot_k_conv_s8_dsp"]
+    ran = [op["implementation"] for op in meta["operators"]]
+    assert ran == ["tvm", "aot_k_conv_s8_dsp", "aot_k_conv_s8_dsp"]
