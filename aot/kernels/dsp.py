@@ -29,22 +29,22 @@ def _bias(data: np.ndarray) -> BackendConstant:
     return BackendConstant("bias", np.ascontiguousarray(data, np.int32), 4)
 
 
-def channel_pairs(rows: np.ndarray) -> np.ndarray:
-    """[out_c, K] int8 weights in the kernels' channel-pair layout (conv_dsp.c): per pair,
-    each group of four weights of the first channel then of the second, then both K % 4
-    tails; an odd last channel stays a plain row. Same size, so pair p starts at 2pK."""
+def channel_groups(rows: np.ndarray, size: int) -> np.ndarray:
+    """[out_c, K] int8 weights in groups of ``size`` channels (conv_dsp.c): per group,
+    each run of four weights of its channels in turn, then their K % 4 tails; channels
+    past the last full group stay plain rows. Same size, so group g starts at g*size*K."""
     out_c, k = rows.shape
-    pairs, k4 = out_c // 2, k // 4 * 4
-    head = rows[: 2 * pairs]
-    quads = head[:, :k4].reshape(pairs, 2, k4 // 4, 4).transpose(0, 2, 1, 3).reshape(pairs, 2 * k4)
-    tails = head[:, k4:].reshape(pairs, 2 * (k - k4))
+    groups, k4 = out_c // size, k // 4 * 4
+    head = rows[: size * groups]
+    runs = head[:, :k4].reshape(groups, size, k4 // 4, 4).transpose(0, 2, 1, 3)
+    quads = runs.reshape(groups, size * k4)
+    tails = head[:, k4:].reshape(groups, size * (k - k4))
     body = np.concatenate([quads, tails], axis=1).reshape(-1)
-    laid = np.concatenate([body, rows[2 * pairs :].reshape(-1)])
-    return np.ascontiguousarray(laid, np.int8)
+    return np.ascontiguousarray(np.concatenate([body, rows[size * groups :].reshape(-1)]), np.int8)
 
 
-def _weights(rows: np.ndarray) -> BackendConstant:
-    return BackendConstant("weights", channel_pairs(rows), 4)
+def _weights(rows: np.ndarray, size: int = 2) -> BackendConstant:
+    return BackendConstant("weights", channel_groups(rows, size), 4)
 
 
 # Below these sizes TVM's kernel was measured faster on mps2_an386 (per-output
@@ -114,7 +114,8 @@ def prepare_fc(info: OperatorInfo) -> PreparedKernel:
         params=fc_params(info),
         inputs=(0,),
         constants=(
-            _weights(w),
+            # A single row takes four channels at a time, more rows two (conv_dsp.c).
+            _weights(w, 4 if fc_params(info)["batches"] == 1 else 2),
             _bias(folded_bias(info, sums)),
             *requant_constants("rq", multiplier, shift),
         ),

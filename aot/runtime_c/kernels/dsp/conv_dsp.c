@@ -87,6 +87,66 @@ static void row1_s8(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
   }
 }
 
+/* A single int8 row (a batch-1 fully connected layer) times every weight row, four
+ * channels at a time: each input word unpacked once serves four channels. The weights
+ * come in channel quads (aot/kernels/dsp.py): per quad, each group of four weights of
+ * its four channels in turn (16 bytes per step), then the four K % 4 tails; channels
+ * past the last quad are plain rows. A quad occupies 4 * K bytes. */
+static void row1_q4(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
+                    const struct aot_k_out_q* q_in, int8_t* out) {
+  const struct aot_k_out_q local = *q_in; /* int8 stores cannot alias a local copy */
+  const struct aot_k_out_q* const q = &local;
+  const int32_t k4 = k >> 2, tail = k - 4 * k4;
+  int32_t c = 0;
+  for (; c + 4 <= out_c; c += 4) {
+    const int8_t* pw = w + c * k;
+    const int8_t* pa = a;
+    const int8_t* const end = a + 4 * k4;
+    int32_t acc0 = q->bias[c], acc1 = q->bias[c + 1], acc2 = q->bias[c + 2],
+            acc3 = q->bias[c + 3];
+    while (pa != end) {
+      const int32_t av = aot_k_load32(pa);
+      pa += 4;
+      const int32_t ae = aot_k_sxtb16(av), ao = aot_k_sxtb16_odd(av);
+      int32_t v = aot_k_load32(pw);
+      acc0 = aot_k_smlad(ae, aot_k_sxtb16(v), acc0);
+      acc0 = aot_k_smlad(ao, aot_k_sxtb16_odd(v), acc0);
+      v = aot_k_load32(pw + 4);
+      acc1 = aot_k_smlad(ae, aot_k_sxtb16(v), acc1);
+      acc1 = aot_k_smlad(ao, aot_k_sxtb16_odd(v), acc1);
+      v = aot_k_load32(pw + 8);
+      acc2 = aot_k_smlad(ae, aot_k_sxtb16(v), acc2);
+      acc2 = aot_k_smlad(ao, aot_k_sxtb16_odd(v), acc2);
+      v = aot_k_load32(pw + 12);
+      pw += 16;
+      acc3 = aot_k_smlad(ae, aot_k_sxtb16(v), acc3);
+      acc3 = aot_k_smlad(ao, aot_k_sxtb16_odd(v), acc3);
+    }
+    for (int32_t j = 0; j < tail; ++j) {
+      const int32_t x = pa[j];
+      acc0 += x * pw[j];
+      acc1 += x * pw[tail + j];
+      acc2 += x * pw[2 * tail + j];
+      acc3 += x * pw[3 * tail + j];
+    }
+    out[c] = out_q(q, acc0, c);
+    out[c + 1] = out_q(q, acc1, c + 1);
+    out[c + 2] = out_q(q, acc2, c + 2);
+    out[c + 3] = out_q(q, acc3, c + 3);
+  }
+  for (; c < out_c; ++c) {
+    const int8_t* pw = w + c * k;
+    int32_t acc = q->bias[c];
+    for (int32_t j = 0; j < k4; ++j) {
+      const int32_t av = aot_k_load32(a + 4 * j), wv = aot_k_load32(pw + 4 * j);
+      acc = aot_k_smlad(aot_k_sxtb16(av), aot_k_sxtb16(wv), acc);
+      acc = aot_k_smlad(aot_k_sxtb16_odd(av), aot_k_sxtb16_odd(wv), acc);
+    }
+    for (int32_t j = 4 * k4; j < k; ++j) acc += a[j] * pw[j];
+    out[c] = out_q(q, acc, c);
+  }
+}
+
 /* Two int8 rows times every weight row, two channels at a time (a1 may be a0). */
 static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t* w,
                     int32_t out_c, const struct aot_k_out_q* q_in, int8_t* out0, int8_t* out1) {
@@ -322,6 +382,10 @@ void AOT_K_FN(fc)(const struct aot_k_fc_params* p, const int8_t* input,
                                 p->output_offset, p->act_min, p->act_max, p->rounding,
                                 aot_k_right_shifts_only(shift, p->out_c, p->rounding)};
   const int32_t k = p->depth, out_c = p->out_c;
+  if (p->batches == 1) {
+    row1_q4(input, k, weights, out_c, &q, output); /* weights in channel quads */
+    return;
+  }
   int32_t b = 0;
   for (; b + 2 <= p->batches; b += 2) {
     row2_s8(input + b * k, input + (b + 1) * k, k, weights, out_c, &q, output + b * out_c,
