@@ -410,9 +410,6 @@ def lower(
         if prim_name in partitioned.regions:
             operators = region_operators(module, module[prim_name], imported.sources)
             source = tuple(op.source for op in operators if op.source is not None)
-            if index is not None and len(operators) == 1:
-                # A one-operator region Relax shares between calls: the call's own span.
-                source = _source_of(imported, value, out_tensor, index) or source
             macs[prim_name] = sum(kernel_macs(op.function) for op in operators)
         else:
             source = _source_of(imported, value, out_tensor, index)

@@ -202,11 +202,9 @@ def partition(
         for p in _fusion_patterns(backend, module, imported.sources)
     ]
     if single:
-        spans = _call_spans(module)
         module = relax.transform.FuseOpsByPattern(
             single, bind_constants=False, annotate_codegen=True, entry_functions=["main"]
         )(module)
-        module = _restore_spans(module, spans)
     for backend in backends:
         passes = list(backend.passes_after())
         if passes:
@@ -225,47 +223,6 @@ def partition(
                     f"without --accelerator {backend.name}"
                 )
     return PartitionedModel(imported, module, tuple(backends), regions)
-
-
-def _main_calls(module: Any) -> list[Any]:
-    from tvm import ir
-
-    return [
-        binding.value
-        for block in module["main"].body.blocks
-        for binding in block.bindings
-        if isinstance(binding.value, ir.Call)
-    ]
-
-
-def _call_spans(module: Any) -> list[Any]:
-    return [call.span for call in _main_calls(module)]
-
-
-def _restore_spans(module: Any, spans: list[Any]) -> Any:
-    """Give each call in main the span its operator had before a one-operator-per-region
-    fusion: Relax shares one function between structurally equal regions and the new call
-    has no span, so without this every such step would report the first's source
-    operator. The fusion replaces each claimed call in place, so the order is the same."""
-    from tvm import ir, relax
-
-    calls = _main_calls(module)
-    if len(calls) != len(spans):
-        return module  # not one call per call: leave the sources to lowering's fallback
-    by_call = {c.__chandle__(): s for c, s in zip(calls, spans, strict=True) if c.span is None}
-
-    @relax.expr_functor.mutator
-    class _Spans(relax.PyExprMutator):  # type: ignore[misc]
-        def visit_call_(self, call: Any) -> Any:
-            span = by_call.get(call.__chandle__())
-            call = super().visit_call_(call)
-            if span is None:
-                return call
-            return ir.Call(call.op, call.args, call.attrs, call.ty_args, span)
-
-    module = module.copy() if hasattr(module, "copy") else module
-    module["main"] = _Spans(module).visit_expr(module["main"])
-    return module
 
 
 def _regions(module: Any, names: set[str]) -> dict[str, str]:

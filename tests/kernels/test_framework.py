@@ -57,6 +57,9 @@ def test_one_step_per_operator_and_the_kernel_named(tmp_path: Path) -> None:
     assert "aot_k_conv_s8_dsp" in ran and "aot_k_fc_s8_dsp" in ran
     assert {op["implementation"] for op in tvm["operators"]} == {"tvm"}
     assert dsp["kernels"] == {"choice": "dsp", "isas": ["dsp"]}
+    # Each step names its own source operator, also where Relax shared a region function.
+    labels = [op["label"] for op in dsp["operators"]]
+    assert len(set(labels)) == len(labels), labels
     kernel_steps = [op for op in dsp["operators"] if op["backend"] == "kernels"]
     assert all(op["target"] == "cpu" and len(op["source_operators"]) == 1 for op in kernel_steps)
     sources = dsp["library"]["sources"]
