@@ -109,11 +109,28 @@ def _ours() -> bool:
     return signal.getsignal(signal.SIGINT) is _handler
 
 
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """Python prints an exception it cannot raise (one from a weakref callback, such as
+    importlib's module-lock cleanup, when the signal lands there) as "Exception ignored
+    in ...". An ``Interrupted`` is already recorded and ``check()`` raises it again at the
+    next stage boundary, so it is dropped here; anything else goes to the previous hook."""
+    if isinstance(unraisable.exc_value, Interrupted):
+        return
+    _previous_unraisable_hook(unraisable)
+
+
+_previous_unraisable_hook = sys.unraisablehook
+
+
 def install() -> None:
     """Handle SIGINT and SIGTERM with ``_handler`` (main thread only: Python's rule)."""
     if threading.current_thread() is not threading.main_thread() or _ours():
         return
     reset()
+    global _previous_unraisable_hook
+    if sys.unraisablehook is not _unraisable:
+        _previous_unraisable_hook = sys.unraisablehook
+        sys.unraisablehook = _unraisable
     for signum in SIGNALS:
         signal.signal(signum, _handler)
 
@@ -125,9 +142,11 @@ def installed() -> Iterator[None]:
         yield  # not allowed here, or an outer caller (the entry point) owns them
         return
     previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    previous_hook = sys.unraisablehook
     install()
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        sys.unraisablehook = previous_hook
