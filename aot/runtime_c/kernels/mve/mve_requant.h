@@ -1,0 +1,96 @@
+/* Helium helpers shared by the MVE kernels: TFLite's requantization on four int32 lanes
+ * and the int8 dot products of one input row with many weight rows. Private to mve/. */
+#ifndef AOT_KERNELS_MVE_REQUANT_H
+#define AOT_KERNELS_MVE_REQUANT_H
+
+#include <arm_mve.h>
+#include <stdint.h>
+
+/* TFLite's single-rounding MultiplyByQuantizedMultiplier: one 64-bit product and one
+ * rounding shift (shift <= 30, so the shift count is at least 1). */
+static inline int32_t aot_mve_single_round(int32_t x, int32_t multiplier, int32_t shift) {
+  const int32_t total = 31 - shift;
+  const int64_t product = (int64_t)x * multiplier;
+  return (int32_t)((product + ((int64_t)1 << (total - 1))) >> total);
+}
+
+/* Requantize four accumulators (bias already added) to int8 lanes before the clamp.
+ * Double rounding is exact in vector form: VQRDMULH is gemmlowp's
+ * SaturatingRoundingDoublingHighMul, and VRSHL by -e rounds halves up, so subtracting 1
+ * from negative values first gives RoundingDivideByPOT's halves-away-from-zero. */
+static inline int32x4_t aot_mve_requant(int32x4_t acc, int32x4_t multiplier, int32x4_t shift,
+                                        int32_t rounding) {
+  if (rounding) {
+    int32_t lanes[4];
+    int32_t mult[4];
+    int32_t sh[4];
+    vstrwq_s32(lanes, acc);
+    vstrwq_s32(mult, multiplier);
+    vstrwq_s32(sh, shift);
+    for (int i = 0; i < 4; ++i) lanes[i] = aot_mve_single_round(lanes[i], mult[i], sh[i]);
+    return vldrwq_s32(lanes);
+  }
+  const int32x4_t zero = vdupq_n_s32(0);
+  const int32x4_t left = vmaxq_s32(shift, zero);
+  const int32x4_t right = vminq_s32(shift, zero); /* <= 0: a right shift for VRSHL */
+  int32x4_t x = vqrdmulhq_s32(vshlq_s32(acc, left), multiplier);
+  /* -1 where x < 0 and there is a right shift at all (RoundingDivideByPOT(x, 0) == x) */
+  const int32x4_t fixup = vandq_s32(vshrq_n_s32(x, 31), vshrq_n_s32(right, 31));
+  return vrshlq_s32(vaddq_s32(x, fixup), right);
+}
+
+/* Output zero point and activation clamp, then store the first n (1..4) lanes as int8. */
+static inline void aot_mve_store4(int8_t* out, int32x4_t x, int32_t output_offset,
+                                  int32_t act_min, int32_t act_max, int32_t n) {
+  /* saturating: an out-of-range value clamps to the same bound either way */
+  x = vqaddq_n_s32(x, output_offset);
+  x = vmaxq_s32(vminq_s32(x, vdupq_n_s32(act_max)), vdupq_n_s32(act_min));
+  vstrbq_p_s32(out, x, vctp32q((uint32_t)n));
+}
+
+/* out[o] = requant(bias[o] + sum_k row[k] * w[o * depth + k]) for o < out_c: four weight
+ * rows per pass share each 16-byte load of the input row; the last partial chunk is
+ * loaded tail-predicated (inactive lanes read as zero). */
+static inline void aot_mve_row_times_weights(const int8_t* row, int32_t depth, const int8_t* w,
+                                             int32_t out_c, const int32_t* bias,
+                                             const int32_t* multiplier, const int32_t* shift,
+                                             int32_t output_offset, int32_t act_min,
+                                             int32_t act_max, int32_t rounding, int8_t* out) {
+  const int32_t full = depth & ~15;
+  const mve_pred16_t tail = vctp8q((uint32_t)(depth - full));
+  for (int32_t o = 0; o < out_c; o += 4) {
+    const int32_t n = out_c - o < 4 ? out_c - o : 4;
+    /* rows past out_c repeat the last one: computed, never stored */
+    const int8_t* w0 = w + (int32_t)o * depth;
+    const int8_t* w1 = n > 1 ? w0 + depth : w0;
+    const int8_t* w2 = n > 2 ? w1 + depth : w1;
+    const int8_t* w3 = n > 3 ? w2 + depth : w2;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int32_t k = 0;
+    for (; k < full; k += 16) {
+      const int8x16_t x = vldrbq_s8(row + k);
+      a0 = vmladavaq_s8(a0, x, vldrbq_s8(w0 + k));
+      a1 = vmladavaq_s8(a1, x, vldrbq_s8(w1 + k));
+      a2 = vmladavaq_s8(a2, x, vldrbq_s8(w2 + k));
+      a3 = vmladavaq_s8(a3, x, vldrbq_s8(w3 + k));
+    }
+    if (k < depth) {
+      const int8x16_t x = vldrbq_z_s8(row + k, tail);
+      a0 = vmladavaq_s8(a0, x, vldrbq_z_s8(w0 + k, tail));
+      a1 = vmladavaq_s8(a1, x, vldrbq_z_s8(w1 + k, tail));
+      a2 = vmladavaq_s8(a2, x, vldrbq_z_s8(w2 + k, tail));
+      a3 = vmladavaq_s8(a3, x, vldrbq_z_s8(w3 + k, tail));
+    }
+    const mve_pred16_t lanes = vctp32q((uint32_t)n);
+    int32x4_t acc = vdupq_n_s32(a0);
+    acc = vsetq_lane_s32(a1, acc, 1);
+    acc = vsetq_lane_s32(a2, acc, 2);
+    acc = vsetq_lane_s32(a3, acc, 3);
+    acc = vaddq_s32(acc, vldrwq_z_s32(bias + o, lanes));
+    acc = aot_mve_requant(acc, vldrwq_z_s32(multiplier + o, lanes), vldrwq_z_s32(shift + o, lanes),
+                          rounding);
+    aot_mve_store4(out + o, acc, output_offset, act_min, act_max, n);
+  }
+}
+
+#endif
