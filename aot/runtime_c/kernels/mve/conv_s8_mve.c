@@ -7,7 +7,7 @@
 #include "aot_kernels.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#include "mve_requant.h"
+#include "aot_kernels_mve.h"
 
 static void copy_or_fill(int8_t* dst, const int8_t* src, int32_t n, int8_t fill) {
   for (int32_t c = 0; c < n; c += 16) {

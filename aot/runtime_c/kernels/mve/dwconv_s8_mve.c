@@ -11,7 +11,7 @@
 #include "aot_kernels.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#include "mve_requant.h"
+#include "aot_kernels_mve.h"
 
 static inline int32x4_t taps_inside(int32x4_t acc, const int8_t* in, const int8_t* w,
                                     int32_t k_h, int32_t k_w, int32_t row_step, int32_t col_step,

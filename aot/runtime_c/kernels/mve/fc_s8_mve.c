@@ -3,7 +3,7 @@
 #include "aot_kernels.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#include "mve_requant.h"
+#include "aot_kernels_mve.h"
 
 void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
                      const int8_t* weights, const int32_t* bias, const int32_t* multiplier,

@@ -1,7 +1,8 @@
-/* Helium helpers shared by the MVE kernels: TFLite's requantization on four int32 lanes
- * and the int8 dot products of one input row with many weight rows. Private to mve/. */
-#ifndef AOT_KERNELS_MVE_REQUANT_H
-#define AOT_KERNELS_MVE_REQUANT_H
+/* Helium helpers shared by the MVE kernels (aot/runtime_c/kernels/mve/): TFLite's
+ * requantization on four int32 lanes and the int8 dot products of one input row with many
+ * weight rows. Included only by those kernels (it needs arm_mve.h). */
+#ifndef AOT_KERNELS_MVE_H
+#define AOT_KERNELS_MVE_H
 
 #include <arm_mve.h>
 #include <stdint.h>
