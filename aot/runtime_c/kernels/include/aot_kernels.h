@@ -21,6 +21,9 @@ struct aot_k_conv_params {
   int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, stride_h, stride_w, dil_h,
       dil_w, pad_top, pad_left, depth_multiplier, input_offset, output_offset, act_min,
       act_max, rounding;
+  /* the raw input value a padded tap reads when the bias has the zero point folded out
+   * (the input zero point); kernels that add input_offset per tap ignore it */
+  int32_t pad_value;
 };
 
 /* fully connected: output[b][o] = requant(bias[o] + sum_k (in[b][k] + input_offset) * w[o][k]). */
@@ -56,7 +59,19 @@ void aot_k_fc_s8_scalar(const struct aot_k_fc_params* p, const int8_t* input,
                         const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                         const int32_t* shift, int8_t* output, int8_t* scratch);
 
-/* -- mve: Helium (Cortex-M55); declared by its own section below ------------------------ */
+/* -- mve: Helium / MVE (Cortex-M55) ----------------------------------------------------- */
+/* bias: int32 with the input zero point folded in (input_offset 0; padded taps read
+ * pad_value); conv and fc take the model's OHWI / [out_c][depth] weights, dwconv its
+ * [depth_multiplier][k_h][k_w][in_c] re-layout (aot/kernels/mve.py). */
+void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
+                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                       const int32_t* shift, int8_t* output, int8_t* scratch);
+void aot_k_dwconv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
+                         const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                         const int32_t* shift, int8_t* output, int8_t* scratch);
+void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
+                     const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                     const int32_t* shift, int8_t* output, int8_t* scratch);
 
 #ifdef __cplusplus
 }

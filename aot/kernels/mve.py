@@ -1,0 +1,175 @@
+"""Helium (MVE) int8 kernels for Cortex-M55 (``features.mve``), docs/kernels.md "Helium".
+
+Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
+
+* the input zero point is folded into the bias (``-input_zp * sum(w)`` per channel); padded
+  taps then read the zero point itself (``pad_value``), which the fold cancels exactly;
+* requantization is one int32 multiplier and shift per output channel (per-tensor
+  operators repeat theirs), so one vector load serves four channels;
+* depthwise weights, bias and requantization are re-laid out multiplier-major
+  (``[depth_multiplier][k_h][k_w][in_c]``), so four lanes are four input channels;
+* convolution and fully connected keep the OHWI / [out, depth] weights (each output
+  channel's row is contiguous: VMLADAVA reads it 16 bytes at a time, the tail
+  predicated), passed in place so the model's weights are not duplicated.
+
+Only im2col convolutions need scratch: one receptive field (k_h * k_w * in_c bytes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.backends.base import BackendConstant, OperatorInfo
+from aot.kernels import quant
+from aot.kernels.spec import KernelVariant, PreparedKernel
+
+_CONV_OPERANDS = ("data", "weight", "bias", "multiplier", "shift")
+
+
+def _common(info: OperatorInfo) -> bool:
+    p = info.params
+    return (
+        p.get("rounding") in quant.ROUNDING
+        and quant.operand(info, "weight") is not None
+        and quant.all_constant(info, _CONV_OPERANDS[1:])
+        and info.inputs[0].dtype == "int8"
+        and info.output.dtype == "int8"
+    )
+
+
+def _conv_shape_ok(info: OperatorInfo) -> bool:
+    x, w = info.inputs[0], info.inputs[quant.operand(info, "weight")]
+    return len(x.shape) == 4 and len(w.shape) == 4 and len(info.output.shape) == 4
+
+
+def _conv_fields(info: OperatorInfo, k_h: int, k_w: int, depth_multiplier: int) -> dict:
+    p = info.params
+    batches, in_h, in_w, in_c = info.inputs[0].shape
+    _, out_h, out_w, out_c = info.output.shape
+    stride_h, stride_w = p["strides"]
+    dil_h, dil_w = p["dilation"]
+    pad_top, pad_left = p["padding"]
+    return {
+        "batches": batches, "in_h": in_h, "in_w": in_w, "in_c": in_c,
+        "out_h": out_h, "out_w": out_w, "out_c": out_c, "k_h": k_h, "k_w": k_w,
+        "stride_h": stride_h, "stride_w": stride_w, "dil_h": dil_h, "dil_w": dil_w,
+        "pad_top": pad_top, "pad_left": pad_left, "depth_multiplier": depth_multiplier,
+        "input_offset": 0,  # folded into the bias
+        "output_offset": int(p["output_zp"]), "act_min": int(p["act_min"]),
+        "act_max": int(p["act_max"]), "rounding": quant.ROUNDING[p["rounding"]],
+        "pad_value": int(p["input_zp"]),
+    }  # fmt: skip
+
+
+def _requant(info: OperatorInfo, channels: int, order: np.ndarray | None = None) -> tuple:
+    multiplier, shift = quant.requant(info, channels)
+    if order is not None:
+        multiplier, shift = multiplier[order], shift[order]
+    return quant.requant_constants("mve", multiplier, shift)
+
+
+def _bias(bias: np.ndarray) -> BackendConstant:
+    return BackendConstant("mve_bias", np.ascontiguousarray(bias, np.int32), 4)
+
+
+# -- conv2d -------------------------------------------------------------------------------
+
+
+def _conv_takes(info: OperatorInfo) -> bool:
+    if not (_common(info) and _conv_shape_ok(info)):
+        return False
+    w = info.inputs[quant.operand(info, "weight")]
+    return w.shape[3] == info.inputs[0].shape[3]  # grouped convolutions stay on TVM's
+
+
+def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
+    weight_index = quant.operand(info, "weight")
+    weights = info.inputs[weight_index].data
+    out_c, k_h, k_w, in_c = weights.shape
+    fields = _conv_fields(info, k_h, k_w, 1)
+    sums = weights.astype(np.int64).sum(axis=(1, 2, 3))
+    direct = k_h == 1 and k_w == 1 and fields["pad_top"] == 0 and fields["pad_left"] == 0
+    return PreparedKernel(
+        function="aot_k_conv_s8_mve",
+        params_struct="struct aot_k_conv_params",
+        params=fields,
+        inputs=(0, weight_index),
+        constants=(_bias(quant.folded_bias(info, sums)), *_requant(info, out_c)),
+        scratch_bytes=0 if direct else k_h * k_w * in_c,
+        notes={"path": "1x1 direct" if direct else "im2col"},
+    )
+
+
+# -- depthwise conv2d ---------------------------------------------------------------------
+
+
+def _dwconv_takes(info: OperatorInfo) -> bool:
+    return _common(info) and _conv_shape_ok(info)
+
+
+def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
+    weights = info.inputs[quant.operand(info, "weight")].data  # [1, k_h, k_w, out_c]
+    _, k_h, k_w, out_c = weights.shape
+    dm = int(info.params["depth_multiplier"])
+    in_c = out_c // dm
+    fields = _conv_fields(info, k_h, k_w, dm)
+    sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
+    # Output channel c * dm + m goes to position m * in_c + c.
+    order = np.arange(out_c).reshape(in_c, dm).T.reshape(-1)
+    blocked = weights.reshape(k_h, k_w, in_c, dm).transpose(3, 0, 1, 2)
+    return PreparedKernel(
+        function="aot_k_dwconv_s8_mve",
+        params_struct="struct aot_k_conv_params",
+        params=fields,
+        inputs=(0,),
+        constants=(
+            BackendConstant("mve_weights", np.ascontiguousarray(blocked.reshape(-1)), 16),
+            _bias(quant.folded_bias(info, sums)[order]),
+            *_requant(info, out_c, order),
+        ),
+        notes={"path": "3x3" if (k_h, k_w) == (3, 3) else "general"},
+    )
+
+
+# -- fully connected ----------------------------------------------------------------------
+
+
+def _fc_takes(info: OperatorInfo) -> bool:
+    if not _common(info) or int(info.params.get("weight_zp", 0)) != 0:
+        return False
+    w = info.inputs[quant.operand(info, "weight")]
+    return len(w.shape) == 2 and info.inputs[0].size_bytes % w.shape[1] == 0
+
+
+def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
+    weight_index = quant.operand(info, "weight")
+    weights = info.inputs[weight_index].data
+    out_c, depth = weights.shape
+    p = info.params
+    fields = {
+        "batches": info.inputs[0].size_bytes // depth,
+        "depth": depth,
+        "out_c": out_c,
+        "input_offset": 0,  # folded into the bias
+        "output_offset": int(p["output_zp"]),
+        "act_min": int(p["act_min"]),
+        "act_max": int(p["act_max"]),
+        "rounding": quant.ROUNDING[p["rounding"]],
+    }
+    sums = weights.astype(np.int64).sum(axis=1)
+    return PreparedKernel(
+        function="aot_k_fc_s8_mve",
+        params_struct="struct aot_k_fc_params",
+        params=fields,
+        inputs=(0, weight_index),
+        constants=(_bias(quant.folded_bias(info, sums)), *_requant(info, out_c)),
+    )
+
+
+VARIANTS: tuple[KernelVariant, ...] = (
+    KernelVariant("conv2d_int8", "mve", _conv_takes, _conv_prepare, ("mve/conv_s8_mve.c",)),
+    KernelVariant(
+        "depthwise_conv2d_int8", "mve", _dwconv_takes, _dwconv_prepare, ("mve/dwconv_s8_mve.c",)
+    ),
+    KernelVariant("fully_connected_int8", "mve", _fc_takes, _fc_prepare, ("mve/fc_s8_mve.c",)),
+)

@@ -1,0 +1,217 @@
+"""The Helium (MVE) kernels against LiteRT's reference kernels, on QEMU mps3-an547.
+
+Seeded random one-operator models over shapes (channel counts that are not a multiple of
+16 or 4, so the tail-predicated loads and stores are exercised), strides, paddings,
+dilations, depth multipliers, zero points at the extremes, per-tensor and per-channel
+quantization and fused activations. LiteRT's BUILTIN_REF gives the expected output for
+the rounding it uses (double for the convolutions, single for FULLY_CONNECTED); the other
+rounding mode is checked against aot's own TVM kernels imported with that mode (which
+tests/int8 checks against TFLite's formulas). All cases run in one firmware.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aot.kernels import select
+from aot.testing.tflite_builder import TFLiteModelBuilder
+from tests.kernels.mve_firmware import KernelCase, operator_of, run_cases
+
+pytestmark = [pytest.mark.toolchain, pytest.mark.emulator]
+
+ISA = "mve"
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+ACTIVATION_CYCLE = [0, 1, 0, 1, 2, 0, 3, 1, 0]  # mostly unclamped: clamps hide the rest
+
+
+def _zp(rng: np.random.Generator) -> int:
+    return int(rng.choice([-128, 127, 0, int(rng.integers(-128, 128))]))
+
+
+def _out_zp(rng: np.random.Generator) -> int:
+    """Mostly central (an extreme output zero point saturates half the outputs)."""
+    return _zp(rng) if rng.random() < 0.2 else int(rng.integers(-60, 61))
+
+
+def _scale(rng: np.random.Generator, lo: float, hi: float) -> float:
+    return float(np.float32(np.exp(rng.uniform(np.log(lo), np.log(hi)))))
+
+
+def _out(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
+    span = (k - 1) * dilation + 1
+    return -(-size // stride) if padding == "SAME" else (size - span + stride) // stride
+
+
+def _weights_and_bias(b, rng, shape, channels, axis, per_channel, in_scale):
+    data = rng.integers(-127, 128, size=shape, dtype=np.int8)
+    base = _scale(rng, 1e-3, 0.05)
+    scales = [base * _scale(rng, 0.5, 2.0) for _ in range(channels if per_channel else 1)]
+    w = b.add_constant(
+        "w", data, scale=scales, zero_point=[0] * len(scales), quantized_dimension=axis
+    )
+    bias_scales = [float(np.float32(in_scale) * np.float32(s)) for s in scales]
+    values = rng.integers(-20000, 20000, size=channels, dtype=np.int32)
+    if len(bias_scales) == 1:  # a per-tensor bias: one scale
+        bias = b.add_constant("bias", values, scale=bias_scales[0], zero_point=0)
+    else:
+        bias = b.add_constant("bias", values, scale=bias_scales, zero_point=[0] * channels)
+    return w, bias, base
+
+
+def _out_scale(
+    rng: np.random.Generator, in_scale: float, w_scale: float, terms: int, in_zp: int
+) -> float:
+    """An output scale that spreads the outputs over most of int8, so few saturate: random
+    int8 data and weights give sums of about 5400 * sqrt(terms), a far input zero point
+    adds about 73 * |zp| * sqrt(terms)."""
+    spread = in_scale * w_scale * (5400 + 73 * abs(in_zp)) * np.sqrt(terms) / 40
+    return float(np.float32(spread * _scale(rng, 0.5, 2.0)))
+
+
+def conv_model(rng: np.random.Generator, depthwise: bool, shape: dict) -> tuple[bytes, tuple]:
+    h, w, in_c = shape["h"], shape["w"], shape["in_c"]
+    k_h, k_w, padding = shape["k_h"], shape["k_w"], shape["pad"]
+    stride, dil = shape["s"], shape["d"]
+    dm = shape.get("dm", 1)
+    out_c = in_c * dm if depthwise else shape["out_c"]
+    batches = shape.get("n", 1)
+    out_h = _out(h, k_h, stride[0], dil[0], padding)
+    out_w = _out(w, k_w, stride[1], dil[1], padding)
+    b = TFLiteModelBuilder()
+    in_scale = _scale(rng, 0.01, 0.2)
+    in_zp = _zp(rng)
+    x = b.add_input("x", (batches, h, w, in_c), "int8", scale=in_scale, zero_point=in_zp)
+    w_shape = (1, k_h, k_w, out_c) if depthwise else (out_c, k_h, k_w, in_c)
+    wt, bias, w_scale = _weights_and_bias(
+        b, rng, w_shape, out_c, 3 if depthwise else 0, shape["per_channel"], in_scale
+    )
+    terms = k_h * k_w * (1 if depthwise else in_c)
+    y = b.add_tensor(
+        "y", (batches, out_h, out_w, out_c), "int8",
+        scale=_out_scale(rng, in_scale, w_scale, terms, in_zp), zero_point=_out_zp(rng),
+    )  # fmt: skip
+    options = {
+        "padding": padding, "stride_h": stride[0], "stride_w": stride[1],
+        "dilation_h_factor": dil[0], "dilation_w_factor": dil[1],
+        "fused_activation_function": ACTIVATIONS[shape["act"]],
+    }  # fmt: skip
+    if depthwise:
+        options["depth_multiplier"] = dm
+    op = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    b.add_operator(op, inputs=[x, wt, bias], outputs=[y], options=options)
+    b.mark_output(y)
+    return b.build(), (batches, h, w, in_c)
+
+
+def fc_model(rng: np.random.Generator, shape: dict) -> tuple[bytes, tuple]:
+    depth, out_c, batches = shape["depth"], shape["out_c"], shape["n"]
+    b = TFLiteModelBuilder()
+    in_scale = _scale(rng, 0.01, 0.2)
+    in_zp = _zp(rng)
+    x = b.add_input("x", (batches, depth), "int8", scale=in_scale, zero_point=in_zp)
+    wt, bias, w_scale = _weights_and_bias(
+        b, rng, (out_c, depth), out_c, 0, shape["per_channel"], in_scale
+    )
+    out_scale = _out_scale(rng, in_scale, w_scale, depth, in_zp)
+    y = b.add_tensor("y", (batches, out_c), "int8", scale=out_scale, zero_point=_out_zp(rng))
+    b.add_operator(
+        "FULLY_CONNECTED", inputs=[x, wt, bias if shape["bias"] else -1], outputs=[y],
+        options={"fused_activation_function": ACTIVATIONS[shape["act"]]},
+    )  # fmt: skip
+    b.mark_output(y)
+    return b.build(), (batches, depth)
+
+
+def _conv_shape(rng: np.random.Generator, i: int, depthwise: bool) -> dict:
+    k = [(1, 1), (3, 3), (3, 3), (1, 1), (2, 3), (5, 1), (3, 3), (1, 4)][i % 8]
+    channels = [1, 3, 5, 16, 17, 31, 33, 8, 20, 64][i % 10]
+    d = [(1, 1), (1, 1), (2, 1), (1, 2), (2, 2)][i % 5]
+    span = ((k[0] - 1) * d[0] + 1, (k[1] - 1) * d[1] + 1)  # VALID needs the window inside
+    return {
+        "h": span[0] + int(rng.integers(0, 7)), "w": span[1] + int(rng.integers(0, 7)),
+        "in_c": channels,
+        "out_c": [1, 4, 5, 7, 16, 19, 33][i % 7], "k_h": k[0], "k_w": k[1],
+        "s": [(1, 1), (2, 2), (1, 2), (2, 1)][i % 4 if i % 3 else 0],
+        "d": d,
+        "pad": ["SAME", "VALID"][(i // 2) % 2], "dm": [1, 1, 2, 3][i % 4] if depthwise else 1,
+        "per_channel": i % 3 != 1, "act": ACTIVATION_CYCLE[i % 9], "n": 2 if i % 11 == 5 else 1,
+    }  # fmt: skip
+
+
+def _fc_shape(rng: np.random.Generator, i: int) -> dict:
+    return {
+        "depth": [1, 7, 16, 17, 40, 63, 100, 250][i % 8], "out_c": int(rng.integers(1, 24)),
+        "n": [1, 1, 3, 2][i % 4], "per_channel": i % 3 == 2, "bias": i % 5 != 4,
+        "act": ACTIVATION_CYCLE[i % 9],
+    }  # fmt: skip
+
+
+def _litert_case(name: str, model: bytes, data: np.ndarray) -> KernelCase:
+    from aot.testing.reference import run_tflite_reference
+
+    (expected,) = run_tflite_reference(model, [data])
+    return KernelCase(name, operator_of(model), data, expected)
+
+
+def _other_rounding_case(name: str, model: bytes, data: np.ndarray, mode: str) -> KernelCase:
+    from tests.int8.harness import compile_vm, run_vm
+
+    _, vm = compile_vm(model, rounding=mode)
+    (expected,) = run_vm(vm, [data])
+    return KernelCase(name, operator_of(model, rounding=mode), data, expected)
+
+
+CASES_PER_KIND = 24
+
+
+def _cases() -> list[KernelCase]:
+    rng = np.random.default_rng(2026)
+    cases = []
+    for i in range(CASES_PER_KIND):
+        for kind, depthwise in (("conv", False), ("dwconv", True)):
+            model, in_shape = conv_model(rng, depthwise, _conv_shape(rng, i, depthwise))
+            data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+            cases.append(_litert_case(f"{kind}{i}", model, data))
+            if i % 6 == 0:  # single rounding, which LiteRT's conv does not use
+                cases.append(_other_rounding_case(f"{kind}{i}-single", model, data, "single"))
+        model, in_shape = fc_model(rng, _fc_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"fc{i}", model, data))
+        if i % 6 == 0:
+            cases.append(_other_rounding_case(f"fc{i}-double", model, data, "double"))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[KernelCase, np.ndarray]]:
+    cases = _cases()
+    outputs = run_cases(cases, ISA, Path(tmp_path_factory.mktemp("mve")))
+    return {c.name: (c, o) for c, o in zip(cases, outputs)}
+
+
+def _assert_exact(results: dict, prefix: str) -> None:
+    checked = 0
+    failures = []
+    for name, (case, output) in results.items():
+        if not name.startswith(prefix) or name[len(prefix)].isalpha():
+            continue
+        checked += 1
+        if not np.array_equal(output, case.expected):
+            diff = int((output != case.expected).sum())
+            failures.append(f"{name}: {diff} of {output.size} values differ")
+    assert checked >= CASES_PER_KIND
+    assert not failures, "; ".join(failures)
+
+
+@pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])
+def test_kernel_bit_exact(results: dict, kind: str) -> None:
+    _assert_exact(results, kind)
+
+
+def test_every_case_ran_on_its_mve_variant(results: dict) -> None:
+    for case, _ in results.values():
+        variant = select(case.info, (ISA,))
+        assert variant is not None and variant.isa == ISA, case.name
