@@ -6,8 +6,10 @@ Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
   taps then read the zero point itself (``pad_value``), which the fold cancels exactly;
 * requantization is one int32 multiplier and shift per output channel (per-tensor
   operators repeat theirs), so one vector load serves four channels;
-* depthwise weights, bias and requantization are re-laid out multiplier-major
-  (``[depth_multiplier][k_h][k_w][in_c]``), so four lanes are four input channels;
+* depthwise weights are blocked ``[depth_multiplier][ceil(in_c / 4)][k_h * k_w][4]`` (one
+  pointer walks a block's taps) and its per-channel arrays ``[depth_multiplier][in_c]``
+  padded to blocks of four, so four lanes are four input channels and no load of them
+  needs a predicate;
 * convolution and fully connected keep the OHWI / [out, depth] weights (each output
   channel's row is contiguous: VMLADAVA reads it 16 bytes at a time, the tail
   predicated), passed in place so the model's weights are not duplicated.
@@ -61,11 +63,8 @@ def _conv_fields(info: OperatorInfo, k_h: int, k_w: int, depth_multiplier: int) 
     }  # fmt: skip
 
 
-def _requant(info: OperatorInfo, channels: int, order: np.ndarray | None = None) -> tuple:
-    multiplier, shift = quant.requant(info, channels)
-    if order is not None:
-        multiplier, shift = multiplier[order], shift[order]
-    return quant.requant_constants("mve", multiplier, shift)
+def _requant(info: OperatorInfo, channels: int) -> tuple:
+    return quant.requant_constants("mve", *quant.requant(info, channels))
 
 
 def _bias(bias: np.ndarray) -> BackendConstant:
@@ -112,11 +111,22 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
     _, k_h, k_w, out_c = weights.shape
     dm = int(info.params["depth_multiplier"])
     in_c = out_c // dm
+    blocks = -(-in_c // 4)
     fields = _conv_fields(info, k_h, k_w, dm)
+    fields["input_offset"] = -int(info.params["input_zp"])  # border pixels add it per tap
     sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
-    # Output channel c * dm + m goes to position m * in_c + c.
-    order = np.arange(out_c).reshape(in_c, dm).T.reshape(-1)
-    blocked = weights.reshape(k_h, k_w, in_c, dm).transpose(3, 0, 1, 2)
+
+    def per_channel(values: np.ndarray) -> np.ndarray:
+        """[out_c] in TFLite order (c * dm + m) -> [dm][blocks * 4], padded with zeros."""
+        grid = np.zeros((dm, blocks * 4), values.dtype)
+        grid[:, :in_c] = values.reshape(in_c, dm).T
+        return grid.reshape(-1)
+
+    # [k_h, k_w, in_c, dm] -> [dm][block][tap][4 lanes]: a block's taps are contiguous.
+    taps = np.zeros((dm, blocks * 4, k_h * k_w), np.int8)
+    taps[:, :in_c, :] = weights.reshape(k_h * k_w, in_c, dm).transpose(2, 1, 0)
+    blocked = taps.reshape(dm, blocks, 4, k_h * k_w).transpose(0, 1, 3, 2)
+    multiplier, shift = quant.requant(info, out_c)
     return PreparedKernel(
         function="aot_k_dwconv_s8_mve",
         params_struct="struct aot_k_conv_params",
@@ -124,8 +134,11 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
         inputs=(0,),
         constants=(
             BackendConstant("mve_weights", np.ascontiguousarray(blocked.reshape(-1)), 16),
-            _bias(quant.folded_bias(info, sums)[order]),
-            *_requant(info, out_c, order),
+            _bias(per_channel(quant.folded_bias(info, sums))),
+            *quant.requant_constants("mve", per_channel(multiplier), per_channel(shift)),
+            BackendConstant(
+                "mve_edge_bias", per_channel(quant.plain_bias(info, sums)).astype(np.int32), 16
+            ),
         ),
         notes={"path": "3x3" if (k_h, k_w) == (3, 3) else "general"},
     )
