@@ -10,9 +10,11 @@ Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
   pointer walks a block's taps) and its per-channel arrays ``[depth_multiplier][in_c]``
   padded to blocks of four, so four lanes are four input channels and no load of them
   needs a predicate;
-* convolution and fully connected keep the OHWI / [out, depth] weights (each output
-  channel's row is contiguous: VMLADAVA reads it 16 bytes at a time, the tail
-  predicated), passed in place so the model's weights are not duplicated.
+* convolution and fully connected weights (OHWI / [out, depth], one row per output
+  channel) are blocked: per 4 output channels and 16-byte chunk of the row, the 4
+  channels' 16 bytes, zero-padded to whole blocks, so one pointer walks them and each
+  16-byte load of the input row serves 4 VMLADAVAs. The model's own weights are then
+  unused and dropped (the padding costs at most 3 rows and 15 bytes per row).
 
 Only im2col convolutions need scratch: one receptive field (k_h * k_w * in_c bytes).
 """
@@ -63,12 +65,38 @@ def _conv_fields(info: OperatorInfo, k_h: int, k_w: int, depth_multiplier: int) 
     }  # fmt: skip
 
 
-def _requant(info: OperatorInfo, channels: int) -> tuple:
-    return quant.requant_constants("mve", *quant.requant(info, channels))
-
-
 def _bias(bias: np.ndarray) -> BackendConstant:
     return BackendConstant("mve_bias", np.ascontiguousarray(bias, np.int32), 4)
+
+
+def _pad4(values: np.ndarray) -> np.ndarray:
+    """A per-channel array padded with zeros to a multiple of 4 channels."""
+    padded = np.zeros(-(-len(values) // 4) * 4, values.dtype)
+    padded[: len(values)] = values
+    return padded
+
+
+def _blocked_rows(rows: np.ndarray) -> BackendConstant:
+    """[out_c, depth] int8 -> per block of 4 channels, per 16-byte chunk of the depth, the
+    4 channels' 16 bytes (aot_mve_row_times_weights); zeros pad both dimensions."""
+    out_c, depth = rows.shape
+    blocks, chunks = -(-out_c // 4), -(-depth // 16)
+    padded = np.zeros((blocks * 4, chunks * 16), np.int8)
+    padded[:out_c, :depth] = rows
+    blocked = padded.reshape(blocks, 4, chunks, 16).transpose(0, 2, 1, 3)
+    return BackendConstant("mve_weights", np.ascontiguousarray(blocked.reshape(-1)), 16)
+
+
+def _row_constants(info: OperatorInfo, rows: np.ndarray) -> tuple[BackendConstant, ...]:
+    """Blocked weights, folded bias and requantization of a row-times-weights kernel."""
+    out_c = rows.shape[0]
+    multiplier, shift = quant.requant(info, out_c)
+    bias = quant.folded_bias(info, rows.astype(np.int64).sum(axis=1))
+    return (
+        _blocked_rows(rows),
+        _bias(_pad4(bias)),
+        *quant.requant_constants("mve", _pad4(multiplier), _pad4(shift)),
+    )
 
 
 # -- conv2d -------------------------------------------------------------------------------
@@ -82,18 +110,16 @@ def _conv_takes(info: OperatorInfo) -> bool:
 
 
 def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
-    weight_index = quant.operand(info, "weight")
-    weights = info.inputs[weight_index].data
+    weights = info.inputs[quant.operand(info, "weight")].data
     out_c, k_h, k_w, in_c = weights.shape
     fields = _conv_fields(info, k_h, k_w, 1)
-    sums = weights.astype(np.int64).sum(axis=(1, 2, 3))
     direct = k_h == 1 and k_w == 1 and fields["pad_top"] == 0 and fields["pad_left"] == 0
     return PreparedKernel(
         function="aot_k_conv_s8_mve",
         params_struct="struct aot_k_conv_params",
         params=fields,
-        inputs=(0, weight_index),
-        constants=(_bias(quant.folded_bias(info, sums)), *_requant(info, out_c)),
+        inputs=(0,),
+        constants=_row_constants(info, weights.reshape(out_c, -1)),
         scratch_bytes=0 if direct else k_h * k_w * in_c,
         notes={"path": "1x1 direct" if direct else "im2col"},
     )
@@ -155,8 +181,7 @@ def _fc_takes(info: OperatorInfo) -> bool:
 
 
 def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
-    weight_index = quant.operand(info, "weight")
-    weights = info.inputs[weight_index].data
+    weights = info.inputs[quant.operand(info, "weight")].data
     out_c, depth = weights.shape
     p = info.params
     fields = {
@@ -169,13 +194,12 @@ def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
         "act_max": int(p["act_max"]),
         "rounding": quant.ROUNDING[p["rounding"]],
     }
-    sums = weights.astype(np.int64).sum(axis=1)
     return PreparedKernel(
         function="aot_k_fc_s8_mve",
         params_struct="struct aot_k_fc_params",
         params=fields,
-        inputs=(0, weight_index),
-        constants=(_bias(quant.folded_bias(info, sums)), *_requant(info, out_c)),
+        inputs=(0,),
+        constants=_row_constants(info, weights),
     )
 
 

@@ -49,48 +49,45 @@ static inline void aot_mve_store4(int8_t* out, int32x4_t x, int32_t output_offse
   vstrbq_p_s32(out, x, vctp32q((uint32_t)n));
 }
 
-/* out[o] = requant(bias[o] + sum_k row[k] * w[o * depth + k]) for o < out_c: four weight
- * rows per pass share each 16-byte load of the input row; the last partial chunk is
- * loaded tail-predicated (inactive lanes read as zero). */
+/* out[o] = requant(bias[o] + sum_k row[k] * w[o][k]) for o < out_c, weights blocked at
+ * build time (aot/kernels/mve.py): per block of four output channels, per 16-byte chunk
+ * of the depth, the four channels' 16 bytes; out_c padded to a multiple of 4 and the depth
+ * to a multiple of 16 with zero weights, as are bias, multiplier and shift. One pointer
+ * walks the block, each 16-byte load of the row serves four VMLADAVAs; only the row's
+ * last partial chunk is loaded predicated (the zero weights cancel the rest anyway). */
 static inline void aot_mve_row_times_weights(const int8_t* row, int32_t depth, const int8_t* w,
                                              int32_t out_c, const int32_t* bias,
                                              const int32_t* multiplier, const int32_t* shift,
                                              int32_t output_offset, int32_t act_min,
                                              int32_t act_max, int32_t rounding, int8_t* out) {
-  const int32_t full = depth & ~15;
-  const mve_pred16_t tail = vctp8q((uint32_t)(depth - full));
+  const int32_t full = depth >> 4;
+  const int32_t rest = depth & 15;
+  const mve_pred16_t tail = vctp8q((uint32_t)rest);
   for (int32_t o = 0; o < out_c; o += 4) {
-    const int32_t n = out_c - o < 4 ? out_c - o : 4;
-    /* rows past out_c repeat the last one: computed, never stored */
-    const int8_t* w0 = w + (int32_t)o * depth;
-    const int8_t* w1 = n > 1 ? w0 + depth : w0;
-    const int8_t* w2 = n > 2 ? w1 + depth : w1;
-    const int8_t* w3 = n > 3 ? w2 + depth : w2;
     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    int32_t k = 0;
-    for (; k < full; k += 16) {
-      const int8x16_t x = vldrbq_s8(row + k);
-      a0 = vmladavaq_s8(a0, x, vldrbq_s8(w0 + k));
-      a1 = vmladavaq_s8(a1, x, vldrbq_s8(w1 + k));
-      a2 = vmladavaq_s8(a2, x, vldrbq_s8(w2 + k));
-      a3 = vmladavaq_s8(a3, x, vldrbq_s8(w3 + k));
+    const int8_t* x = row;
+    for (int32_t i = 0; i < full; ++i, x += 16, w += 64) {
+      const int8x16_t v = vldrbq_s8(x);
+      a0 = vmladavaq_s8(a0, v, vldrbq_s8(w));
+      a1 = vmladavaq_s8(a1, v, vldrbq_s8(w + 16));
+      a2 = vmladavaq_s8(a2, v, vldrbq_s8(w + 32));
+      a3 = vmladavaq_s8(a3, v, vldrbq_s8(w + 48));
     }
-    if (k < depth) {
-      const int8x16_t x = vldrbq_z_s8(row + k, tail);
-      a0 = vmladavaq_s8(a0, x, vldrbq_z_s8(w0 + k, tail));
-      a1 = vmladavaq_s8(a1, x, vldrbq_z_s8(w1 + k, tail));
-      a2 = vmladavaq_s8(a2, x, vldrbq_z_s8(w2 + k, tail));
-      a3 = vmladavaq_s8(a3, x, vldrbq_z_s8(w3 + k, tail));
+    if (rest) {
+      const int8x16_t v = vldrbq_z_s8(x, tail);
+      a0 = vmladavaq_s8(a0, v, vldrbq_s8(w));
+      a1 = vmladavaq_s8(a1, v, vldrbq_s8(w + 16));
+      a2 = vmladavaq_s8(a2, v, vldrbq_s8(w + 32));
+      a3 = vmladavaq_s8(a3, v, vldrbq_s8(w + 48));
+      w += 64;
     }
-    const mve_pred16_t lanes = vctp32q((uint32_t)n);
     int32x4_t acc = vdupq_n_s32(a0);
     acc = vsetq_lane_s32(a1, acc, 1);
     acc = vsetq_lane_s32(a2, acc, 2);
     acc = vsetq_lane_s32(a3, acc, 3);
-    acc = vaddq_s32(acc, vldrwq_z_s32(bias + o, lanes));
-    acc = aot_mve_requant(acc, vldrwq_z_s32(multiplier + o, lanes), vldrwq_z_s32(shift + o, lanes),
-                          rounding);
-    aot_mve_store4(out + o, acc, output_offset, act_min, act_max, n);
+    acc = vaddq_s32(acc, vldrwq_s32(bias + o));
+    acc = aot_mve_requant(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o), rounding);
+    aot_mve_store4(out + o, acc, output_offset, act_min, act_max, out_c - o);
   }
 }
 

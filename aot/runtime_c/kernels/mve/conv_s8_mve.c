@@ -2,19 +2,48 @@
  *
  * Each output pixel's receptive field is gathered into one row of k_h * k_w * in_c bytes
  * (im2col, in the planned scratch; padded taps hold the input zero point, which the bias
- * has already folded out), then multiplied with four weight rows at a time by VMLADAVA.
+ * has already folded out), then multiplied with four weight rows at a time by VMLADAVA
+ * (weights blocked at build time: aot_mve_row_times_weights).
  * A 1x1 convolution without padding reads the input pixel in place: no copy, no scratch. */
 #include "aot_kernels.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include "aot_kernels_mve.h"
 
-static void copy_or_fill(int8_t* dst, const int8_t* src, int32_t n, int8_t fill) {
+static void fill(int8_t* dst, int32_t n, int8_t value) {
+  const int8x16_t v = vdupq_n_s8(value);
+  for (int32_t c = 0; c < n; c += 16) vstrbq_p_s8(dst + c, v, vctp8q((uint32_t)(n - c)));
+}
+
+static void copy(int8_t* dst, const int8_t* src, int32_t n) {
   for (int32_t c = 0; c < n; c += 16) {
     const mve_pred16_t p = vctp8q((uint32_t)(n - c));
-    const int8x16_t v = src ? vldrbq_z_s8(src + c, p) : vdupq_n_s8(fill);
-    vstrbq_p_s8(dst + c, v, p);
+    vstrbq_p_s8(dst + c, vldrbq_z_s8(src + c, p), p);
   }
+}
+
+/* one kernel row of the receptive field: k_w taps of in_c bytes, padded taps = pad;
+ * without dilation the taps inside the image are one contiguous copy */
+static int8_t* gather_row(int8_t* dst, const int8_t* row, int32_t x0, int32_t k_w, int32_t dil_w,
+                          int32_t in_w, int32_t in_c, int8_t pad) {
+  if (dil_w == 1) {
+    const int32_t left = x0 < 0 ? (-x0 < k_w ? -x0 : k_w) : 0;
+    const int32_t end = x0 + k_w > in_w ? in_w - x0 : k_w; /* taps before the right edge */
+    const int32_t mid = end > left ? end - left : 0;
+    fill(dst, left * in_c, pad);
+    copy(dst + left * in_c, row + (x0 + left) * in_c, mid * in_c);
+    fill(dst + (left + mid) * in_c, (k_w - left - mid) * in_c, pad);
+    return dst + k_w * in_c;
+  }
+  for (int32_t kx = 0; kx < k_w; ++kx, dst += in_c) {
+    const int32_t ix = x0 + kx * dil_w;
+    if (ix >= 0 && ix < in_w) {
+      copy(dst, row + ix * in_c, in_c);
+    } else {
+      fill(dst, in_c, pad);
+    }
+  }
+  return dst;
 }
 
 void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
@@ -37,11 +66,12 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
           int8_t* dst = scratch;
           for (int32_t ky = 0; ky < p->k_h; ++ky) {
             const int32_t iy = y0 + ky * p->dil_h;
-            const int32_t row_inside = iy >= 0 && iy < p->in_h;
-            for (int32_t kx = 0; kx < p->k_w; ++kx, dst += in_c) {
-              const int32_t ix = x0 + kx * p->dil_w;
-              const int32_t inside = row_inside && ix >= 0 && ix < p->in_w;
-              copy_or_fill(dst, inside ? image + (iy * p->in_w + ix) * in_c : 0, in_c, pad);
+            if (iy >= 0 && iy < p->in_h) {
+              dst = gather_row(dst, image + iy * p->in_w * in_c, x0, p->k_w, p->dil_w, p->in_w,
+                               in_c, pad);
+            } else {
+              fill(dst, p->k_w * in_c, pad);
+              dst += p->k_w * in_c;
             }
           }
           row = scratch;
