@@ -24,45 +24,15 @@ from __future__ import annotations
 import numpy as np
 
 from aot.backends.base import BackendConstant, OperatorInfo
-from aot.kernels import quant
+from aot.kernels import common, quant
 from aot.kernels.spec import KernelVariant, PreparedKernel
 
-_CONV_OPERANDS = ("data", "weight", "bias", "multiplier", "shift")
 
-
-def _common(info: OperatorInfo) -> bool:
-    p = info.params
-    return (
-        p.get("rounding") in quant.ROUNDING
-        and quant.operand(info, "weight") is not None
-        and quant.all_constant(info, _CONV_OPERANDS[1:])
-        and info.inputs[0].dtype == "int8"
-        and info.output.dtype == "int8"
-    )
-
-
-def _conv_shape_ok(info: OperatorInfo) -> bool:
-    x, w = info.inputs[0], info.inputs[quant.operand(info, "weight")]
-    return len(x.shape) == 4 and len(w.shape) == 4 and len(info.output.shape) == 4
-
-
-def _conv_fields(info: OperatorInfo, k_h: int, k_w: int, depth_multiplier: int) -> dict:
-    p = info.params
-    batches, in_h, in_w, in_c = info.inputs[0].shape
-    _, out_h, out_w, out_c = info.output.shape
-    stride_h, stride_w = p["strides"]
-    dil_h, dil_w = p["dilation"]
-    pad_top, pad_left = p["padding"]
-    return {
-        "batches": batches, "in_h": in_h, "in_w": in_w, "in_c": in_c,
-        "out_h": out_h, "out_w": out_w, "out_c": out_c, "k_h": k_h, "k_w": k_w,
-        "stride_h": stride_h, "stride_w": stride_w, "dil_h": dil_h, "dil_w": dil_w,
-        "pad_top": pad_top, "pad_left": pad_left, "depth_multiplier": depth_multiplier,
-        "input_offset": 0,  # folded into the bias
-        "output_offset": int(p["output_zp"]), "act_min": int(p["act_min"]),
-        "act_max": int(p["act_max"]), "rounding": quant.ROUNDING[p["rounding"]],
-        "pad_value": int(p["input_zp"]),
-    }  # fmt: skip
+def _conv_fields(info: OperatorInfo, input_offset: int) -> dict:
+    fields = common.conv_params(info, input_offset)
+    # What a padded tap reads when the bias has the zero point folded out (conv's im2col).
+    fields["pad_value"] = int(info.params["input_zp"])
+    return fields
 
 
 def _bias(bias: np.ndarray) -> BackendConstant:
@@ -102,21 +72,14 @@ def _row_constants(info: OperatorInfo, rows: np.ndarray) -> tuple[BackendConstan
 # -- conv2d -------------------------------------------------------------------------------
 
 
-def _conv_takes(info: OperatorInfo) -> bool:
-    if not (_common(info) and _conv_shape_ok(info)):
-        return False
-    w = info.inputs[quant.operand(info, "weight")]
-    return w.shape[3] == info.inputs[0].shape[3]  # grouped convolutions stay on TVM's
-
-
 def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
     weights = info.inputs[quant.operand(info, "weight")].data
     out_c, k_h, k_w, in_c = weights.shape
-    fields = _conv_fields(info, k_h, k_w, 1)
+    fields = _conv_fields(info, 0)  # the bias has the input zero point folded in
     direct = k_h == 1 and k_w == 1 and fields["pad_top"] == 0 and fields["pad_left"] == 0
     return PreparedKernel(
         function="aot_k_conv_s8_mve",
-        params_struct="struct aot_k_conv_params",
+        params_struct=common.CONV_STRUCT,
         params=fields,
         inputs=(0,),
         constants=_row_constants(info, weights.reshape(out_c, -1)),
@@ -128,18 +91,14 @@ def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
 # -- depthwise conv2d ---------------------------------------------------------------------
 
 
-def _dwconv_takes(info: OperatorInfo) -> bool:
-    return _common(info) and _conv_shape_ok(info)
-
-
 def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
     weights = info.inputs[quant.operand(info, "weight")].data  # [1, k_h, k_w, out_c]
     _, k_h, k_w, out_c = weights.shape
     dm = int(info.params["depth_multiplier"])
     in_c = out_c // dm
     blocks = -(-in_c // 4)
-    fields = _conv_fields(info, k_h, k_w, dm)
-    fields["input_offset"] = -int(info.params["input_zp"])  # border pixels add it per tap
+    # Inside the image the bias is folded; border pixels add input_offset per tap.
+    fields = _conv_fields(info, -int(info.params["input_zp"]))
     sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
 
     def per_channel(values: np.ndarray) -> np.ndarray:
@@ -155,7 +114,7 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
     multiplier, shift = quant.requant(info, out_c)
     return PreparedKernel(
         function="aot_k_dwconv_s8_mve",
-        params_struct="struct aot_k_conv_params",
+        params_struct=common.CONV_STRUCT,
         params=fields,
         inputs=(0,),
         constants=(
@@ -173,40 +132,23 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
 # -- fully connected ----------------------------------------------------------------------
 
 
-def _fc_takes(info: OperatorInfo) -> bool:
-    if not _common(info) or int(info.params.get("weight_zp", 0)) != 0:
-        return False
-    w = info.inputs[quant.operand(info, "weight")]
-    return len(w.shape) == 2 and info.inputs[0].size_bytes % w.shape[1] == 0
-
-
 def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
     weights = info.inputs[quant.operand(info, "weight")].data
-    out_c, depth = weights.shape
-    p = info.params
-    fields = {
-        "batches": info.inputs[0].size_bytes // depth,
-        "depth": depth,
-        "out_c": out_c,
-        "input_offset": 0,  # folded into the bias
-        "output_offset": int(p["output_zp"]),
-        "act_min": int(p["act_min"]),
-        "act_max": int(p["act_max"]),
-        "rounding": quant.ROUNDING[p["rounding"]],
-    }
     return PreparedKernel(
         function="aot_k_fc_s8_mve",
-        params_struct="struct aot_k_fc_params",
-        params=fields,
+        params_struct=common.FC_STRUCT,
+        params=common.fc_params(info),  # input_offset 0: folded into the bias
         inputs=(0,),
         constants=_row_constants(info, weights),
     )
 
 
+# Every shape the shared conditions allow (no grouped convolutions, FULLY_CONNECTED with
+# symmetric weights): Helium beats TVM's loops on all of them.
 VARIANTS: tuple[KernelVariant, ...] = (
-    KernelVariant("conv2d_int8", "mve", _conv_takes, _conv_prepare, ("mve/conv_s8_mve.c",)),
+    KernelVariant(common.CONV, "mve", common.conv_like, _conv_prepare, ("mve/conv_s8_mve.c",)),
     KernelVariant(
-        "depthwise_conv2d_int8", "mve", _dwconv_takes, _dwconv_prepare, ("mve/dwconv_s8_mve.c",)
+        common.DEPTHWISE, "mve", common.conv_like, _dwconv_prepare, ("mve/dwconv_s8_mve.c",)
     ),
-    KernelVariant("fully_connected_int8", "mve", _fc_takes, _fc_prepare, ("mve/fc_s8_mve.c",)),
+    KernelVariant(common.DENSE, "mve", common.dense, _fc_prepare, ("mve/fc_s8_mve.c",)),
 )
