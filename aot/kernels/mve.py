@@ -143,6 +143,41 @@ def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
     )
 
 
+# -- add ----------------------------------------------------------------------------------
+
+_ADD_FIELDS = (
+    "lhs_offset", "rhs_offset", "left_shift", "lhs_multiplier", "lhs_shift",
+    "rhs_multiplier", "rhs_shift", "output_multiplier", "output_shift",
+)  # fmt: skip
+
+
+def _add_takes(info: OperatorInfo) -> bool:
+    """Same-shape int8 ADD (broadcasting ones stay on TVM's)."""
+    p = info.params
+    if p.get("rounding") not in quant.ROUNDING or len(info.inputs) != 2:
+        return False
+    if any(k not in p for k in (*_ADD_FIELDS, "output_zp", "act_min", "act_max")):
+        return False
+    shape = info.output.shape
+    return all(t.dtype == "int8" and t.shape == shape for t in (*info.inputs, info.output))
+
+
+def _add_prepare(info: OperatorInfo) -> PreparedKernel:
+    p = info.params
+    fields = {"size": int(np.prod(info.output.shape))}
+    fields.update({k: int(p[k]) for k in _ADD_FIELDS})
+    fields.update(
+        output_offset=int(p["output_zp"]), act_min=int(p["act_min"]),
+        act_max=int(p["act_max"]), rounding=quant.ROUNDING[p["rounding"]],
+    )  # fmt: skip
+    return PreparedKernel(
+        function="aot_k_add_s8_mve",
+        params_struct="struct aot_k_add_params",
+        params=fields,
+        inputs=(0, 1),
+    )
+
+
 # Every shape the shared conditions allow (no grouped convolutions, FULLY_CONNECTED with
 # symmetric weights): Helium beats TVM's loops on all of them.
 VARIANTS: tuple[KernelVariant, ...] = (
@@ -151,4 +186,5 @@ VARIANTS: tuple[KernelVariant, ...] = (
         common.DEPTHWISE, "mve", common.conv_like, _dwconv_prepare, ("mve/dwconv_s8_mve.c",)
     ),
     KernelVariant(common.DENSE, "mve", common.dense, _fc_prepare, ("mve/fc_s8_mve.c",)),
+    KernelVariant("add_int8", "mve", _add_takes, _add_prepare, ("mve/add_s8_mve.c",)),
 )

@@ -48,6 +48,7 @@ class KernelCase:
     info: OperatorInfo
     input: np.ndarray
     expected: np.ndarray
+    more_inputs: tuple[np.ndarray, ...] = ()  # operands 1, 2, ... that are not constants
 
 
 def operator_of(model: bytes, rounding: str = "litert") -> OperatorInfo:
@@ -89,7 +90,12 @@ def _call(index: int, case: KernelCase, prepared: PreparedKernel) -> tuple[str, 
     lines = []
     args = []
     for position, operand in enumerate(prepared.inputs):
-        value = case.input if operand == 0 else case.info.inputs[operand].data
+        if operand == 0:
+            value = case.input
+        elif case.info.inputs[operand].is_constant:
+            value = case.info.inputs[operand].data
+        else:
+            value = case.more_inputs[operand - 1]
         lines.append(_array(f"c{index}_in{position}", value))
         args.append(f"c{index}_in{position}")
     for position, constant in enumerate(prepared.constants):

@@ -1,12 +1,13 @@
 """The Helium (MVE) kernels against LiteRT's reference kernels, on QEMU mps3-an547.
 
-Seeded random one-operator models over shapes (channel counts that are not a multiple of
-16 or 4, so the tail-predicated loads and stores are exercised), strides, paddings,
-dilations, depth multipliers, zero points at the extremes, per-tensor and per-channel
-quantization and fused activations. LiteRT's BUILTIN_REF gives the expected output for
-the rounding it uses (double for the convolutions, single for FULLY_CONNECTED); the other
-rounding mode is checked against aot's own TVM kernels imported with that mode (which
-tests/int8 checks against TFLite's formulas). All cases run in one firmware.
+Seeded random one-operator models (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD) over
+shapes (channel counts that are not a multiple of 16 or 4, so the tail-predicated loads
+and stores are exercised), strides, paddings, dilations, depth multipliers, zero points
+at the extremes, per-tensor and per-channel quantization and fused activations. LiteRT's
+BUILTIN_REF gives the expected output for the rounding it uses (double for the
+convolutions, single for FULLY_CONNECTED); the other rounding mode is checked against
+aot's own TVM kernels imported with that mode (which tests/int8 checks against TFLite's
+formulas). All cases run in one firmware.
 """
 
 from __future__ import annotations
@@ -125,6 +126,19 @@ def fc_model(rng: np.random.Generator, shape: dict) -> tuple[bytes, tuple]:
     return b.build(), (batches, depth)
 
 
+def add_model(rng: np.random.Generator, i: int) -> tuple[bytes, tuple]:
+    """Same-shape ADD; sizes that are and are not multiples of 4 (the predicated tail)."""
+    shape = [(1, 5, 4, 3), (1, 8, 8, 16), (2, 7), (1, 3, 3, 33), (37,), (1, 1, 1, 4)][i % 6]
+    b = TFLiteModelBuilder()
+    lhs = b.add_input("a", shape, "int8", scale=_scale(rng, 0.005, 1.0), zero_point=_zp(rng))
+    rhs = b.add_input("b", shape, "int8", scale=_scale(rng, 0.005, 1.0), zero_point=_zp(rng))
+    y = b.add_tensor("y", shape, "int8", scale=_scale(rng, 0.01, 1.0), zero_point=_out_zp(rng))
+    options = {"fused_activation_function": ACTIVATIONS[ACTIVATION_CYCLE[i % 9]]}
+    b.add_operator("ADD", inputs=[lhs, rhs], outputs=[y], options=options)
+    b.mark_output(y)
+    return b.build(), shape
+
+
 def _conv_shape(rng: np.random.Generator, i: int, depthwise: bool) -> dict:
     k = [(1, 1), (3, 3), (3, 3), (1, 1), (2, 3), (5, 1), (3, 3), (1, 4)][i % 8]
     channels = [1, 3, 5, 16, 17, 31, 33, 8, 20, 64][i % 10]
@@ -149,19 +163,19 @@ def _fc_shape(rng: np.random.Generator, i: int) -> dict:
     }  # fmt: skip
 
 
-def _litert_case(name: str, model: bytes, data: np.ndarray) -> KernelCase:
+def _litert_case(name: str, model: bytes, *data: np.ndarray) -> KernelCase:
     from aot.testing.reference import run_tflite_reference
 
-    (expected,) = run_tflite_reference(model, [data])
-    return KernelCase(name, operator_of(model), data, expected)
+    (expected,) = run_tflite_reference(model, list(data))
+    return KernelCase(name, operator_of(model), data[0], expected, data[1:])
 
 
-def _other_rounding_case(name: str, model: bytes, data: np.ndarray, mode: str) -> KernelCase:
+def _other_rounding_case(name: str, model: bytes, mode: str, *data: np.ndarray) -> KernelCase:
     from tests.int8.harness import compile_vm, run_vm
 
     _, vm = compile_vm(model, rounding=mode)
-    (expected,) = run_vm(vm, [data])
-    return KernelCase(name, operator_of(model, rounding=mode), data, expected)
+    (expected,) = run_vm(vm, list(data))
+    return KernelCase(name, operator_of(model, rounding=mode), data[0], expected, data[1:])
 
 
 CASES_PER_KIND = 24
@@ -176,12 +190,17 @@ def _cases() -> list[KernelCase]:
             data = rng.integers(-128, 128, in_shape, dtype=np.int8)
             cases.append(_litert_case(f"{kind}{i}", model, data))
             if i % 6 == 0:  # single rounding, which LiteRT's conv does not use
-                cases.append(_other_rounding_case(f"{kind}{i}-single", model, data, "single"))
+                cases.append(_other_rounding_case(f"{kind}{i}-single", model, "single", data))
         model, in_shape = fc_model(rng, _fc_shape(rng, i))
         data = rng.integers(-128, 128, in_shape, dtype=np.int8)
         cases.append(_litert_case(f"fc{i}", model, data))
         if i % 6 == 0:
-            cases.append(_other_rounding_case(f"fc{i}-double", model, data, "double"))
+            cases.append(_other_rounding_case(f"fc{i}-double", model, "double", data))
+        model, shape = add_model(rng, i)
+        pair = [rng.integers(-128, 128, shape, dtype=np.int8) for _ in range(2)]
+        cases.append(_litert_case(f"add{i}", model, *pair))
+        if i % 6 == 0:
+            cases.append(_other_rounding_case(f"add{i}-single", model, "single", *pair))
     return cases
 
 
@@ -206,7 +225,7 @@ def _assert_exact(results: dict, prefix: str) -> None:
     assert not failures, "; ".join(failures)
 
 
-@pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])
+@pytest.mark.parametrize("kind", ["conv", "dwconv", "fc", "add"])
 def test_kernel_bit_exact(results: dict, kind: str) -> None:
     _assert_exact(results, kind)
 

@@ -75,6 +75,15 @@ void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
                      const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                      const int32_t* shift, int8_t* output, int8_t* scratch);
 
+/* add: TFLite's AddFunc on inputs of one shape (size elements); the shifts are TFLite's
+ * (<= 0 for the inputs' and output's rescaling), offsets are minus the zero points. */
+struct aot_k_add_params {
+  int32_t size, lhs_offset, rhs_offset, left_shift, lhs_multiplier, lhs_shift, rhs_multiplier,
+      rhs_shift, output_multiplier, output_shift, output_offset, act_min, act_max, rounding;
+};
+void aot_k_add_s8_mve(const struct aot_k_add_params* p, const int8_t* lhs, const int8_t* rhs,
+                      int8_t* output, int8_t* scratch);
+
 #ifdef __cplusplus
 }
 #endif
