@@ -40,6 +40,16 @@ static inline int32x4_t aot_mve_requant(int32x4_t acc, int32x4_t multiplier, int
   return vrshlq_s32(vaddq_s32(x, fixup), right);
 }
 
+/* aot_mve_requant with one multiplier and shift for all lanes (per-tensor operators):
+ * the shift amounts stay scalars (VSHL, VRSHL by a register). */
+static inline int32x4_t aot_mve_requant_n(int32x4_t acc, int32_t multiplier, int32_t shift,
+                                          int32_t rounding) {
+  if (rounding) return aot_mve_requant(acc, vdupq_n_s32(multiplier), vdupq_n_s32(shift), 1);
+  int32x4_t x = vqrdmulhq_n_s32(shift > 0 ? vshlq_r_s32(acc, shift) : acc, multiplier);
+  if (shift < 0) x = vrshlq_n_s32(vaddq_s32(x, vshrq_n_s32(x, 31)), shift);
+  return x;
+}
+
 /* Output zero point and activation clamp, then store the first n (1..4) lanes as int8. */
 static inline void aot_mve_store4(int8_t* out, int32x4_t x, int32_t output_offset,
                                   int32_t act_min, int32_t act_max, int32_t n) {
