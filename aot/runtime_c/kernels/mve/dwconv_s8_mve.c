@@ -64,31 +64,36 @@ void aot_k_dwconv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                          const int32_t* shift, const int32_t* edge_bias, int8_t* output,
                          int8_t* scratch) {
   (void)scratch;
+  /* locals: every int8 store may alias *p, which would reload it after each store */
+  const int32_t in_h = p->in_h, in_w = p->in_w, k_h = p->k_h, k_w = p->k_w;
+  const int32_t dil_h = p->dil_h, dil_w = p->dil_w;
+  const int32_t rounding = p->rounding, output_offset = p->output_offset;
+  const int32_t act_min = p->act_min, act_max = p->act_max, input_offset = p->input_offset;
   const int32_t in_c = p->in_c;
   const int32_t dm = p->depth_multiplier;
   const int32_t out_c = in_c * dm;
   const int32_t blocks = (in_c + 3) / 4;
-  const int32_t taps = p->k_h * p->k_w;
-  const int32_t row_step = p->dil_h * p->in_w * in_c;
-  const int32_t col_step = p->dil_w * in_c;
-  const int32_t fast = p->k_h == 3 && p->k_w == 3 && (in_c & 3) == 0;
+  const int32_t taps = k_h * k_w;
+  const int32_t row_step = dil_h * in_w * in_c;
+  const int32_t col_step = dil_w * in_c;
+  const int32_t fast = k_h == 3 && k_w == 3 && (in_c & 3) == 0;
   const uint32x4_t scatter = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)dm);
   for (int32_t n = 0; n < p->batches; ++n) {
-    const int8_t* image = input + n * p->in_h * p->in_w * in_c;
+    const int8_t* image = input + n * in_h * in_w * in_c;
     for (int32_t oy = 0; oy < p->out_h; ++oy) {
       const int32_t y0 = oy * p->stride_h - p->pad_top;
-      const int32_t ky0 = first_tap(y0, p->dil_h);
-      const int32_t ky1 = end_tap(y0, p->dil_h, p->k_h, p->in_h);
+      const int32_t ky0 = first_tap(y0, dil_h);
+      const int32_t ky1 = end_tap(y0, dil_h, k_h, in_h);
       for (int32_t ox = 0; ox < p->out_w; ++ox, output += out_c) {
         const int32_t x0 = ox * p->stride_w - p->pad_left;
-        const int32_t kx0 = first_tap(x0, p->dil_w);
-        const int32_t kx1 = end_tap(x0, p->dil_w, p->k_w, p->in_w);
-        const int32_t inside = ky0 == 0 && kx0 == 0 && ky1 == p->k_h && kx1 == p->k_w;
+        const int32_t kx0 = first_tap(x0, dil_w);
+        const int32_t kx1 = end_tap(x0, dil_w, k_w, in_w);
+        const int32_t inside = ky0 == 0 && kx0 == 0 && ky1 == k_h && kx1 == k_w;
         const int8_t* first =
-            image + ((y0 + ky0 * p->dil_h) * p->in_w + x0 + kx0 * p->dil_w) * in_c;
+            image + ((y0 + ky0 * dil_h) * in_w + x0 + kx0 * dil_w) * in_c;
         const int32_t* start = inside ? bias : edge_bias;
-        const int32_t offset = inside ? 0 : p->input_offset;
-        const int32_t skip = (ky0 * p->k_w + kx0) * 4;
+        const int32_t offset = inside ? 0 : input_offset;
+        const int32_t skip = (ky0 * k_w + kx0) * 4;
         for (int32_t m = 0; m < dm; ++m) {
           for (int32_t b = 0; b < blocks; ++b) {
             const int32_t c = b * 4;
@@ -99,13 +104,13 @@ void aot_k_dwconv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
             if (inside && fast) {
               acc = taps_3x3(acc, first + c, w, row_step, col_step);
             } else if (ky1 > ky0 && kx1 > kx0) {
-              acc = taps_clipped(acc, first + c, w + skip, ky1 - ky0, kx1 - kx0, p->k_w,
+              acc = taps_clipped(acc, first + c, w + skip, ky1 - ky0, kx1 - kx0, k_w,
                                  row_step, col_step, offset, lanes);
             }
             acc = aot_mve_requant(acc, vldrwq_s32(multiplier + ch), vldrwq_s32(shift + ch),
-                                  p->rounding);
-            acc = vqaddq_n_s32(acc, p->output_offset);
-            acc = vmaxq_s32(vminq_s32(acc, vdupq_n_s32(p->act_max)), vdupq_n_s32(p->act_min));
+                                  rounding);
+            acc = vqaddq_n_s32(acc, output_offset);
+            acc = vmaxq_s32(vminq_s32(acc, vdupq_n_s32(act_max)), vdupq_n_s32(act_min));
             if (dm == 1) {
               vstrbq_p_s32(output + c, acc, lanes);
             } else {
