@@ -31,14 +31,11 @@ class Core:
     ram_size: int
 
 
-# The core each ISA's kernels run on in the tests (the board aot targets for it).
+# The core each ISA's kernels run on in these tests (only Helium uses this harness; the
+# per-ISA suites build through aot, tests/kernels/test_bit_exact.py).
 CORES = {
     "mve": Core("mps3-an547", ("-mcpu=cortex-m55", "-mfloat-abi=hard"), 0x10000000,
                 0x30000000, 512 * 1024),
-    "dsp": Core("mps2-an386", ("-mcpu=cortex-m4", "-mfloat-abi=soft"), 0x00000000,
-                0x20000000, 4 * 1024 * 1024),
-    "scalar": Core("mps2-an385", ("-mcpu=cortex-m3", "-mfloat-abi=soft"), 0x00000000,
-                   0x20000000, 4 * 1024 * 1024),
 }  # fmt: skip
 
 
