@@ -204,6 +204,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "TANH": (_INT8, "any rank; 256-entry table"),
     "TRANSPOSE": (_INT8, "any rank; constant permutation"),
+    "TRANSPOSE_CONV": (
+        "int8; weights int8 OHWI per-tensor or per-channel, zero point 0; bias int32, optional",
+        f"4-D NHWC; constant output shape; SAME or VALID padding; any stride, no dilation; "
+        f"{_FUSED}",
+    ),
     "UNPACK": (_SAME_Q, "any rank, any axis (negative allowed)"),
 }
 

@@ -345,7 +345,7 @@ class _Importer:
                     operators.append(name)
                     handler = _HANDLERS.get(name)
                     if handler is None:
-                        raise self.unsupported("this operator is not supported")
+                        raise self.unsupported(REFUSALS.get(name, "this operator is not supported"))
                     ins = [int(i) for i in op.InputsAsNumpy()] if op.InputsLength() else []
                     outs = [int(i) for i in op.OutputsAsNumpy()]
                     multi = name in MULTI_OUTPUT
@@ -521,6 +521,11 @@ def _annotate_operators(mod: Any, attrs: dict[str, tuple[str, dict[str, Any]]]) 
 
 Handler = Callable[[_Importer, Any, Any, list[int], _TensorInfo], Any]
 _HANDLERS: dict[str, Handler] = {}
+# Why an operator without a handler is refused, where there is more to say than that.
+REFUSALS: dict[str, str] = {
+    "SQRT": "int8 SQRT is not supported: TFLite (LiteRT and TFLite Micro) has no int8 SQRT "
+    "kernel, only a float32 one (a float model imports with --frontend relax-tflite)",
+}
 # Operators with several output tensors (SPLIT, UNPACK, ...): their handler gets the first
 # output's info and returns a sequence of values, one per output, in order.
 MULTI_OUTPUT: set[str] = set()
@@ -1129,6 +1134,7 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
 # Handlers in their own modules register into _HANDLERS when imported (they import the
 # helpers above, which exist by now).
 from aot.frontend import (  # noqa: E402, F401
+    tflite_int8_e,
     tflite_int8_elementwise,
     tflite_int8_math,
     tflite_int8_movement,

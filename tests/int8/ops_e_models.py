@@ -1,0 +1,90 @@
+"""Test models for TRANSPOSE_CONV and L2_NORMALIZATION (issue 13, group E), written with
+aot.testing.tflite_builder; shared by the host tests and the emulator test."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.testing.tflite_builder import TFLiteModelBuilder
+from tests.int8.more_models import f32, zero_point
+
+
+def add_transpose_conv(
+    b: TFLiteModelBuilder,
+    rng: np.random.Generator,
+    x: int,
+    in_shape: tuple[int, ...],
+    in_scale: float,
+    out_channels: int,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    same: bool,
+    *,
+    extra: tuple[int, int] = (0, 0),
+    per_channel: bool = True,
+    with_bias: bool = True,
+    activation: str = "NONE",
+) -> tuple[int, tuple[int, ...], float]:
+    """Append a TRANSPOSE_CONV; returns its output tensor, shape and scale. ``extra`` (each
+    below its stride) removes output rows/columns for SAME and adds them for VALID: every
+    size a converter may write for one input size."""
+    n, ih, iw, ic = in_shape
+    (kh, kw), (sh, sw) = kernel, strides
+    if same:
+        oh, ow = ih * sh - extra[0], iw * sw - extra[1]
+    else:
+        oh, ow = (ih - 1) * sh + kh + extra[0], (iw - 1) * sw + kw + extra[1]
+    shape = (n, oh, ow, out_channels)
+    w_scale: float | list[float] = f32(0.02)
+    if per_channel:
+        w_scale = [f32(v) for v in rng.uniform(0.005, 0.05, out_channels)]
+    weights = rng.integers(-127, 128, (out_channels, kh, kw, ic), dtype=np.int8)
+    w = b.add_constant("w", weights, scale=w_scale, zero_point=0, quantized_dimension=0)
+    ins = [b.add_constant("shape", np.array(shape, np.int32)), w, x]
+    if with_bias:
+        ins.append(b.add_constant("b", rng.integers(-3000, 3000, out_channels, dtype=np.int32)))
+    # Taps per output pixel: about kh kw ic / (sh sw); scaled so the tails saturate.
+    taps = kh * kw * ic / (sh * sw)
+    scale = f32(in_scale * 0.02 * 128 * 40 * np.sqrt(taps) / 127 * rng.uniform(0.2, 1))
+    y = b.add_tensor("y", shape, "int8", scale=scale, zero_point=int(rng.integers(-30, 30)))
+    options = {
+        "padding": "SAME" if same else "VALID",
+        "stride_h": sh,
+        "stride_w": sw,
+        "fused_activation_function": activation,
+    }
+    b.add_operator("TRANSPOSE_CONV", ins, [y], options)
+    return y, shape, scale
+
+
+def random_transpose_conv_model(seed: int) -> tuple[bytes, tuple[int, ...]]:
+    """One TRANSPOSE_CONV with random geometry, quantization, bias and activation."""
+    rng = np.random.default_rng(900 + seed)
+    h, w, c = (int(v) for v in rng.integers(1, 6, 3))
+    in_shape = (1 + seed % 2, h, w, min(c, 4))
+    kh, kw, sh, sw = (int(v) for v in rng.integers(1, 4, 4))
+    extra = (int(rng.integers(0, sh)), int(rng.integers(0, sw)))
+    b = TFLiteModelBuilder()
+    x_scale = f32(rng.uniform(0.01, 0.1))
+    x = b.add_input("x", in_shape, "int8", scale=x_scale, zero_point=zero_point(rng))
+    y, _, _ = add_transpose_conv(
+        b, rng, x, in_shape, x_scale, int(rng.integers(1, 5)), (kh, kw), (sh, sw),
+        bool(seed & 1), extra=extra, per_channel=seed % 3 != 0, with_bias=seed % 4 != 1,
+        activation=("NONE", "RELU", "RELU6", "RELU_N1_TO_1")[seed % 4],
+    )  # fmt: skip
+    b.mark_output(y)
+    return b.build(), in_shape
+
+
+def ops_e_model(seed: int = 5) -> bytes:
+    """x [1, 3, 4, 3] -> TRANSPOSE_CONV (stride 2, SAME, per-channel, bias, RELU) [1, 6, 8, 4]:
+    the group's operators in one model for the C pipeline and the emulator."""
+    rng = np.random.default_rng(seed)
+    b = TFLiteModelBuilder()
+    x_scale = f32(0.05)
+    x = b.add_input("x", (1, 3, 4, 3), "int8", scale=x_scale, zero_point=-5)
+    y, _, _ = add_transpose_conv(
+        b, rng, x, (1, 3, 4, 3), x_scale, 4, (3, 3), (2, 2), True, activation="RELU"
+    )
+    b.mark_output(y)
+    return b.build()
