@@ -113,6 +113,10 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank; the output scale must exceed 1/128 of the input scale",
     ),
     "LEAKY_RELU": (_INT8, "any rank; alpha >= 0"),
+    "LOG_SOFTMAX": (
+        _INT8,
+        "last axis, any rank; output zero point 127 and scale 16/256 (as TFLite requires)",
+    ),
     "LOGISTIC": (_INT8, "any rank; output scale 1/256 (as TFLite requires); 256-entry table"),
     "MAXIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
     "MAX_POOL_2D": (

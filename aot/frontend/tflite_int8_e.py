@@ -1,8 +1,8 @@
 """More int8 operators of the TFLite importer (issue 13, group E): TRANSPOSE_CONV and
-L2_NORMALIZATION.
+LOG_SOFTMAX.
 
 Registered into ``tflite_int8``'s handler table when that module loads; the arithmetic of
-each is written down in docs/int8.md ("Transposed convolution and normalization").
+each is written down in docs/int8.md ("Transposed convolution and LOG_SOFTMAX").
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from aot.frontend.tflite_int8 import (
     _required_options,
     _TensorInfo,
 )
+from aot.ops import fixedpoint as fp
 
 
 def transpose_conv_padding(
@@ -68,4 +69,30 @@ def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
         name="transpose_conv2d_int8", out_shape=out.shape, strides=strides, padding=padding,
         input_zp=x.zp, output_zp=out.zp, act_min=act_min, act_max=act_max,
+    )  # fmt: skip
+
+
+@_handler("LOG_SOFTMAX")
+def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_e
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    # LogSoftmaxPrepare's checks: the output covers [-16, 0] exactly.
+    if out.zp != 127 or out.s != 16 / 256:
+        raise imp.unsupported("the int8 output must have zero point 127 and scale 16/256")
+    if out.shape != x.shape or not x.shape:
+        raise imp.unsupported(f"input {list(x.shape)} and output {list(out.shape)} differ")
+    # PreprocessLogSoftmaxScalingExp with beta 1 and 5 integer bits, as SOFTMAX's scaling.
+    cap = (1 << 30) - 1.0 if fp.single_rounding() else (1 << 31) - 1.0
+    mult, left_shift = fp.quantize_multiplier_greater_than_one(min(x.s * (1 << 26), cap))
+    reverse = (1 << (31 - left_shift)) / mult
+    reverse_mult, reverse_shift = fp.quantize_multiplier_smaller_than_one(reverse)
+    diff_min = -fp.calculate_input_radius(5, left_shift)
+    return imp.emit(
+        bb, int8_e.log_softmax, imp.value(ins[0]), name="log_softmax_int8",
+        input_multiplier=mult, input_shift=left_shift, reverse_multiplier=reverse_mult,
+        reverse_shift=reverse_shift, diff_min=diff_min,
     )  # fmt: skip

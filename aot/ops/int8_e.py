@@ -1,5 +1,5 @@
 """More TFLite int8 operators as TE computes (issue 13, group E): TRANSPOSE_CONV and
-L2_NORMALIZATION, bit-exact with TFLite's reference integer kernels (docs/int8.md)."""
+LOG_SOFTMAX, bit-exact with TFLite's reference integer kernels (docs/int8.md)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,24 @@ from typing import Any
 from tvm import te, tirx
 
 from aot.ops.fixedpoint import (
+    INT32_MAX,
+    INT32_MIN,
     c32,
+    c64,
+    clamp_expr,
+    multiply_by_quantized_multiplier_expr,
+    rounding_divide_by_pot_expr,
+    saturating_left_shift_expr,
+    srdhm_expr,
 )
-from aot.ops.int8 import Param, _requantize_stage, _shape
+from aot.ops.int8 import (
+    Param,
+    _one_over_one_plus_x_for_x_in_0_1,
+    _requantize_stage,
+    _shape,
+    _stage,
+    exp_on_negative_values,
+)
 
 Expr = Any
 
@@ -71,3 +86,164 @@ def transpose_conv2d(
     return _requantize_stage(
         acc, bias, multiplier, shift, output_zp, act_min, act_max, packed_shift_base
     )
+
+
+# -- LOG_SOFTMAX (gemmlowp fixed point, reference_integer_ops::LogSoftmax) ---------------
+
+# Q5.26 input differences (as SOFTMAX), Q12.19 sum of exponentials, Q4.27 output.
+_INPUT_INTEGER_BITS = 5
+_SUM_INTEGER_BITS = 12
+_OUTPUT_INTEGER_BITS = 4
+# log_x_for_x_greater_than_or_equal_to_1<5> accumulates with one more integer bit.
+_LOG_ACCUM_INTEGER_BITS = 6
+_LOG_2 = 1488522236  # the gemmlowp Q0.31 constants of log_x_for_x_greater_than_or_equal_to_1
+_SQRT_SQRT_HALF = 1805811301
+_SQRT_HALF = 1518500250
+_ALPHA_N = 117049297
+_ALPHA_D = 127690142
+_ALPHA_I = 1057819769
+_ALPHA_F = 638450708
+_SHIFTED_QUARTER = 1 << 23  # Rescale<6>(1/4): 2**29 rounded down by 2**6
+
+
+def _count_leading_zeros(x: Expr) -> Expr:
+    """Leading zeros of a non-negative int32, as ``count_leading_zeros_expr`` but written
+    with shifts: lowering inlines a stage of compares and selects into each use, and the
+    log's stages use each count several times (TVM's simplifier then took 30 s)."""
+    wide = x.astype("int64")
+    total = c32(0)
+    for j in range(32):
+        total = total + tirx.Select((wide >> c64(j)) == c64(0), c32(1), c32(0))
+    return total
+
+
+def _saturating_pot_var(x: Expr, exponent: Expr) -> Expr:
+    """TFLite ``SaturatingRoundingMultiplyByPOTParam`` for a run-time exponent >= 0."""
+    wide, e = x.astype("int64"), exponent.astype("int64")
+    threshold = (c64(1) << (c64(31) - e)) - c64(1)
+    shifted = (wide << e).astype("int32")
+    shifted = tirx.Select(wide > threshold, c32(INT32_MAX), shifted)
+    return tirx.Select(wide < c64(0) - threshold, c32(INT32_MIN), shifted)
+
+
+def _saturating_add(a: Expr, b: Expr) -> Expr:
+    """TFLite ``SaturatingAddNonGemmlowp`` / ``SaturatingSub`` (pass ``-b``) on int32."""
+    total = a.astype("int64") + b.astype("int64")
+    return tirx.max(tirx.min(total, c64(INT32_MAX)), c64(INT32_MIN)).astype("int32")
+
+
+def _add32(*terms: Expr | int) -> Expr:
+    """gemmlowp's raw ``+`` of int32 values: two's complement wrap-around, summed in int64
+    so the C has no signed overflow."""
+    total = c64(0)
+    for term in terms:
+        total = total + (c64(term) if isinstance(term, int) else term.astype("int64"))
+    return total.astype("int32")
+
+
+def _log_of_sum(total: te.Tensor, shape: tuple[int, ...]) -> te.Tensor:
+    """TFLite ``log_x_for_x_greater_than_or_equal_to_1<5>`` of a Q12.19 value (> 0) -> Q5.26."""
+    clz_a = _stage(shape, "log_clz_a")(lambda *o: _count_leading_zeros(total[o]))
+    # clz_a - 1 never saturates: it moves the top bit to bit 30.
+    r_a = _stage(shape, "log_r_a")(
+        lambda *o: saturating_left_shift_expr(
+            srdhm_expr(_saturating_pot_var(total[o], clz_a[o] - c32(1)), _SQRT_HALF), 1
+        )
+    )
+    z_b = _stage(shape, "log_z_b")(lambda *o: srdhm_expr(total[o], _SQRT_HALF))
+    headroom_b = _stage(shape, "log_headroom_b")(lambda *o: _count_leading_zeros(z_b[o]) - c32(1))
+    bits = 31 - _LOG_ACCUM_INTEGER_BITS
+
+    def r_body(*o: Expr) -> Expr:
+        return tirx.min(r_a[o], _saturating_pot_var(total[o], headroom_b[o]))
+
+    def pow2_body(*o: Expr) -> Expr:
+        # (12 - headroom) << 25 stays far from saturation: |12 - headroom| <= 20.
+        a = (c32(_SUM_INTEGER_BITS) - clz_a[o]) * c32(1 << bits)
+        b = (c32(_SUM_INTEGER_BITS) - headroom_b[o]) * c32(1 << bits)
+        a = _saturating_add(a, c32(_SHIFTED_QUARTER))
+        b = _saturating_add(b, c32(-_SHIFTED_QUARTER))
+        return tirx.max(a, b)
+
+    r = _stage(shape, "log_r")(r_body)
+    pow2 = _stage(shape, "log_pow2")(pow2_body)
+    # RoundingHalfSum(r, sqrt_sqrt_half): both positive, so (sum + 1) / 2 is a shift.
+    p = _stage(shape, "log_p")(
+        lambda *o: ((r[o].astype("int64") + c64(_SQRT_SQRT_HALF + 1)) >> c64(1)).astype("int32")
+    )
+    q = _stage(shape, "log_q")(lambda *o: _add32(r[o], r[o], -2 * _SQRT_SQRT_HALF))
+    sq = _stage(shape, "log_sq")(lambda *o: srdhm_expr(q[o], q[o]))
+    num = _stage(shape, "log_num")(
+        lambda *o: _add32(srdhm_expr(q[o], r[o]), srdhm_expr(srdhm_expr(q[o], sq[o]), _ALPHA_N))
+    )
+    denominator = _stage(shape, "log_denominator")(
+        lambda *o: _add32(
+            srdhm_expr(p[o], _add32(_ALPHA_I, q[o], srdhm_expr(sq[o], _ALPHA_D))),
+            srdhm_expr(q[o], _ALPHA_F),
+        )
+    )
+    reciprocal = _one_over_one_plus_x_for_x_in_0_1(denominator)
+
+    def result(*o: Expr) -> Expr:
+        num_scaled = rounding_divide_by_pot_expr(num[o], _LOG_ACCUM_INTEGER_BITS)
+        accum = _add32(srdhm_expr(pow2[o], _LOG_2), srdhm_expr(num_scaled, reciprocal[o]))
+        # Rescale<5> from 6 integer bits: a saturating doubling.
+        return saturating_left_shift_expr(accum, _LOG_ACCUM_INTEGER_BITS - _INPUT_INTEGER_BITS)
+
+    return _stage(shape, "log_sum")(result)
+
+
+def log_softmax(
+    data: te.Tensor,
+    *,
+    input_multiplier: int,
+    input_shift: int,
+    reverse_multiplier: int,
+    reverse_shift: int,
+    diff_min: int,
+) -> te.Tensor:
+    """TFLite ``reference_integer_ops::LogSoftmax`` (int8 -> int8, output zero point 127,
+    scale 16/256) over the last axis. ``reverse_shift`` is the (non-positive) exponent of
+    the reverse scaling multiplier."""
+    shape = _shape(data)
+    depth = shape[-1]
+    outer = shape[:-1]
+    rc = te.reduce_axis((0, depth), "rc")
+    peak = te.compute(
+        outer, lambda *o: te.max(data[(*o, rc)].astype("int32"), axis=rc), name="row_max"
+    )
+
+    def diff(idx: Sequence[Expr]) -> Expr:
+        return data[tuple(idx)].astype("int32") - peak[tuple(idx[:-1])]
+
+    rescaled = _stage(shape, "diff_rescaled")(
+        lambda *i: multiply_by_quantized_multiplier_expr(diff(i), input_multiplier, input_shift)
+    )
+    exps = exp_on_negative_values(rescaled)
+    rs = te.reduce_axis((0, depth), "rs")
+
+    def sum_body(*o: Expr) -> Expr:
+        idx = (*o, rs)
+        term = rounding_divide_by_pot_expr(exps[idx], _SUM_INTEGER_BITS)  # Rescale<12>
+        return te.sum(tirx.Select(diff(idx) >= c32(diff_min), term, c32(0)), axis=rs)
+
+    total = te.compute(outer, sum_body, name="sum_exp")
+    log_sum = _log_of_sum(total, outer)
+    # Differences at or below this give -128: exp(diff) is negligible beside the sum.
+    threshold = _stage(outer, "adjusted_diff_min")(
+        lambda *o: tirx.max(
+            c32(diff_min - 1),
+            multiply_by_quantized_multiplier_expr(
+                _add32(log_sum[o], INT32_MIN), reverse_multiplier, reverse_shift
+            ),
+        )
+    )
+
+    def out_body(*idx: Expr) -> Expr:
+        o = tuple(idx[:-1])
+        shifted = rescaled[idx].astype("int64") - log_sum[o].astype("int64")
+        bits = 31 - _INPUT_INTEGER_BITS - _OUTPUT_INTEGER_BITS
+        value = clamp_expr(rounding_divide_by_pot_expr(shifted, bits) + c32(127), -128, 127)
+        return tirx.Select(diff(idx) > threshold[o], value, c32(-128)).astype("int8")
+
+    return te.compute(shape, out_body, name="log_softmax")

@@ -1,4 +1,4 @@
-"""Test models for TRANSPOSE_CONV and L2_NORMALIZATION (issue 13, group E), written with
+"""Test models for TRANSPOSE_CONV and LOG_SOFTMAX (issue 13, group E), written with
 aot.testing.tflite_builder; shared by the host tests and the emulator test."""
 
 from __future__ import annotations
@@ -76,15 +76,29 @@ def random_transpose_conv_model(seed: int) -> tuple[bytes, tuple[int, ...]]:
     return b.build(), in_shape
 
 
+def log_softmax_model(shape: tuple[int, ...], scale: float, zero_point: int) -> bytes:
+    """One LOG_SOFTMAX over the last axis (output zero point 127, scale 16/256, as TFLite
+    requires)."""
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", shape, "int8", scale=scale, zero_point=zero_point)
+    y = b.add_tensor("y", shape, "int8", scale=16 / 256, zero_point=127)
+    b.add_operator("LOG_SOFTMAX", [x], [y])
+    b.mark_output(y)
+    return b.build()
+
+
 def ops_e_model(seed: int = 5) -> bytes:
-    """x [1, 3, 4, 3] -> TRANSPOSE_CONV (stride 2, SAME, per-channel, bias, RELU) [1, 6, 8, 4]:
-    the group's operators in one model for the C pipeline and the emulator."""
+    """x [1, 3, 4, 3] -> TRANSPOSE_CONV (stride 2, SAME, per-channel, bias, RELU)
+    [1, 6, 8, 4] -> LOG_SOFTMAX: the group's operators in one model for the C pipeline
+    and the emulator."""
     rng = np.random.default_rng(seed)
     b = TFLiteModelBuilder()
     x_scale = f32(0.05)
     x = b.add_input("x", (1, 3, 4, 3), "int8", scale=x_scale, zero_point=-5)
-    y, _, _ = add_transpose_conv(
+    y, shape, _ = add_transpose_conv(
         b, rng, x, (1, 3, 4, 3), x_scale, 4, (3, 3), (2, 2), True, activation="RELU"
     )
-    b.mark_output(y)
+    z = b.add_tensor("z", shape, "int8", scale=16 / 256, zero_point=127)
+    b.add_operator("LOG_SOFTMAX", [y], [z])
+    b.mark_output(z)
     return b.build()
