@@ -112,6 +112,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         _INT8,
         "any rank; the output scale must exceed 1/128 of the input scale",
     ),
+    "L2_NORMALIZATION": (
+        _INT8,
+        "last axis, any rank, at most 33025 values per row (the int32 sum of squares); "
+        "output zero point 0 and scale 1/128 (as TFLite requires); no fused activation",
+    ),
     "LEAKY_RELU": (_INT8, "any rank; alpha >= 0"),
     "LOG_SOFTMAX": (
         _INT8,

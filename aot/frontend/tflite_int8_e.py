@@ -1,8 +1,9 @@
-"""More int8 operators of the TFLite importer (issue 13, group E): TRANSPOSE_CONV and
-LOG_SOFTMAX.
+"""More int8 operators of the TFLite importer (issue 13, group E): TRANSPOSE_CONV,
+LOG_SOFTMAX and L2_NORMALIZATION.
 
 Registered into ``tflite_int8``'s handler table when that module loads; the arithmetic of
-each is written down in docs/int8.md ("Transposed convolution and LOG_SOFTMAX").
+each is written down in docs/int8.md ("Transposed convolution, LOG_SOFTMAX and
+L2_NORMALIZATION").
 """
 
 from __future__ import annotations
@@ -95,4 +96,31 @@ def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorI
         bb, int8_e.log_softmax, imp.value(ins[0]), name="log_softmax_int8",
         input_multiplier=mult, input_shift=left_shift, reverse_multiplier=reverse_mult,
         reverse_shift=reverse_shift, diff_min=diff_min,
+    )  # fmt: skip
+
+
+@_handler("L2_NORMALIZATION")
+def _l2_normalization(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.frontend.tflite_int8 import _ACTIVATIONS, _options
+    from aot.ops import int8_e
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    # l2norm.cc's Prepare: output in [-1, 127/128], no fused activation.
+    if out.zp != 0 or out.s != 1 / 128:
+        raise imp.unsupported("the int8 output must have zero point 0 and scale 1/128")
+    opts = _options(op, "L2NormOptions")
+    if opts is not None and opts.FusedActivationFunction() != 0:
+        name = _ACTIVATIONS.get(opts.FusedActivationFunction(), "?")
+        raise imp.unsupported(f"fused activation {name} is not supported (TFLite takes NONE)")
+    if out.shape != x.shape or not x.shape:
+        raise imp.unsupported(f"input {list(x.shape)} and output {list(out.shape)} differ")
+    # The int32 sum of squares, up to depth * 255^2, must not overflow (it would in TFLite).
+    if x.shape[-1] * 255 * 255 >= 1 << 31:
+        raise imp.unsupported(f"the last dimension {x.shape[-1]} is above 33025")
+    return imp.emit(
+        bb, int8_e.l2_normalization, imp.value(ins[0]), name="l2_normalization_int8",
+        input_zp=x.zp,
     )  # fmt: skip

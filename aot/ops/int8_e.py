@@ -1,5 +1,6 @@
-"""More TFLite int8 operators as TE computes (issue 13, group E): TRANSPOSE_CONV and
-LOG_SOFTMAX, bit-exact with TFLite's reference integer kernels (docs/int8.md)."""
+"""More TFLite int8 operators as TE computes (issue 13, group E): TRANSPOSE_CONV,
+LOG_SOFTMAX and L2_NORMALIZATION, bit-exact with TFLite's reference integer kernels
+(docs/int8.md)."""
 
 from __future__ import annotations
 
@@ -141,6 +142,11 @@ def _add32(*terms: Expr | int) -> Expr:
     return total.astype("int32")
 
 
+def _sub32(a: Expr, b: Expr) -> Expr:
+    """gemmlowp's raw ``-`` of int32 values (wrap-around), computed in int64."""
+    return (a.astype("int64") - b.astype("int64")).astype("int32")
+
+
 def _log_of_sum(total: te.Tensor, shape: tuple[int, ...]) -> te.Tensor:
     """TFLite ``log_x_for_x_greater_than_or_equal_to_1<5>`` of a Q12.19 value (> 0) -> Q5.26."""
     clz_a = _stage(shape, "log_clz_a")(lambda *o: _count_leading_zeros(total[o]))
@@ -247,3 +253,83 @@ def log_softmax(
         return tirx.Select(diff(idx) > threshold[o], value, c32(-128)).astype("int8")
 
     return te.compute(shape, out_body, name="log_softmax")
+
+
+# -- L2_NORMALIZATION (reference_integer_ops::L2Normalization) ---------------------------
+
+
+def _cube(x: te.Tensor) -> Any:
+    """Rescale<3>(x * x * x) of a Q3.28 value: F9 back to F3, a saturating left shift."""
+    return lambda *o: saturating_left_shift_expr(srdhm_expr(srdhm_expr(x[o], x[o]), x[o]), 6)
+
+
+def _newton_inv_sqrt(x: te.Tensor, cube: te.Tensor, half_input: te.Tensor, half_three: int) -> Any:
+    """One Newton-Raphson step for 1 / sqrt: Rescale<3>(1.5 x - (input / 2) x^3)."""
+    return lambda *o: saturating_left_shift_expr(
+        _sub32(srdhm_expr(x[o], half_three), srdhm_expr(half_input[o], cube[o])), 3
+    )
+
+
+def _inv_sqrt_multiplier(total: te.Tensor, shape: tuple[int, ...]) -> tuple[te.Tensor, te.Tensor]:
+    """TFLite ``GetInvSqrtQuantizedMultiplierExp(total, -1)`` per row: the multiplier and
+    the (left) shift of 1 / sqrt(total), by gemmlowp Newton-Raphson in Q3.28."""
+    # The sum is below 2**31, so TFLite's "divide by 4 while >= 2**29" runs at most once.
+    big = _stage(shape, "isqrt_big")(
+        lambda *o: tirx.Select(total[o] >= c32(1 << 29), c32(1), c32(0))
+    )
+    reduced = _stage(shape, "isqrt_reduced")(lambda *o: total[o] >> (big[o] * c32(2)))
+    pairs = _stage(shape, "isqrt_pairs")(
+        lambda *o: tirx.max((_count_leading_zeros(reduced[o]) - c32(1)) // c32(2) - c32(1), c32(0))
+    )
+    # Normalized to [2**27, 2**29), then read as Q3.28 (one bit right).
+    half_input = _stage(shape, "isqrt_half_input")(
+        lambda *o: rounding_divide_by_pot_expr((reduced[o] << (pairs[o] * c32(2))) >> c32(1), 1)
+    )
+    half_three = (1 << 28) + (1 << 27)
+    x = _stage(shape, "isqrt_x")(lambda *o: c32(1 << 28))
+    for _ in range(5):
+        cube = _stage(shape, "isqrt_cube")(_cube(x))
+        x = _stage(shape, "isqrt_x")(_newton_inv_sqrt(x, cube, half_input, half_three))
+    shift = _stage(shape, "isqrt_shift")(lambda *o: c32(11) + big[o] - pairs[o])
+
+    def multiplier(*o: Expr) -> Expr:
+        value = srdhm_expr(x[o], 1518500250)  # * sqrt(2) / 2
+        # A negative right shift is moved into the multiplier (plain shift, as TFLite).
+        moved = (value.astype("int64") << (c64(0) - shift[o].astype("int64"))).astype("int32")
+        value = tirx.Select(shift[o] < c32(0), moved, value)
+        return tirx.Select(total[o] <= c32(1), c32(INT32_MAX), value)
+
+    def left_shift(*o: Expr) -> Expr:
+        # -max(shift, 0): TFLite's right shift as a left one. (The max also keeps lowering
+        # from inlining this stage into the several reads of it in MBQM.)
+        return tirx.Select(total[o] <= c32(1), c32(0), c32(0) - tirx.max(shift[o], c32(0)))
+
+    return (
+        _stage(shape, "isqrt_multiplier")(multiplier),
+        _stage(shape, "isqrt_left_shift")(left_shift),
+    )
+
+
+def l2_normalization(data: te.Tensor, *, input_zp: int) -> te.Tensor:
+    """TFLite ``reference_integer_ops::L2Normalization``: int8 -> int8 (output zero point 0,
+    scale 1/128) over the last axis."""
+    shape = _shape(data)
+    outer = shape[:-1]
+    rc = te.reduce_axis((0, shape[-1]), "rc")
+
+    def centred(idx: Sequence[Expr]) -> Expr:
+        return data[tuple(idx)].astype("int32") - c32(input_zp)
+
+    total = te.compute(
+        outer, lambda *o: te.sum(centred((*o, rc)) * centred((*o, rc)), axis=rc), name="sum_sq"
+    )
+    multiplier, left_shift = _inv_sqrt_multiplier(total, outer)
+
+    def body(*idx: Expr) -> Expr:
+        o = tuple(idx[:-1])
+        scaled = multiply_by_quantized_multiplier_expr(
+            centred(idx), multiplier[o], left_shift[o] + c32(7)
+        )
+        return clamp_expr(scaled, -128, 127).astype("int8")
+
+    return te.compute(shape, body, name="l2_normalization")

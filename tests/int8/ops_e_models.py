@@ -1,5 +1,5 @@
-"""Test models for TRANSPOSE_CONV and LOG_SOFTMAX (issue 13, group E), written with
-aot.testing.tflite_builder; shared by the host tests and the emulator test."""
+"""Test models for TRANSPOSE_CONV, LOG_SOFTMAX and L2_NORMALIZATION (issue 13, group E),
+written with aot.testing.tflite_builder; shared by the host tests and the emulator test."""
 
 from __future__ import annotations
 
@@ -87,10 +87,21 @@ def log_softmax_model(shape: tuple[int, ...], scale: float, zero_point: int) -> 
     return b.build()
 
 
+def l2_normalization_model(shape: tuple[int, ...], scale: float, zero_point: int) -> bytes:
+    """One L2_NORMALIZATION over the last axis (output zero point 0, scale 1/128, as
+    TFLite requires)."""
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", shape, "int8", scale=scale, zero_point=zero_point)
+    y = b.add_tensor("y", shape, "int8", scale=1 / 128, zero_point=0)
+    b.add_operator("L2_NORMALIZATION", [x], [y])
+    b.mark_output(y)
+    return b.build()
+
+
 def ops_e_model(seed: int = 5) -> bytes:
     """x [1, 3, 4, 3] -> TRANSPOSE_CONV (stride 2, SAME, per-channel, bias, RELU)
-    [1, 6, 8, 4] -> LOG_SOFTMAX: the group's operators in one model for the C pipeline
-    and the emulator."""
+    [1, 6, 8, 4] -> LOG_SOFTMAX (output 0) and L2_NORMALIZATION (output 1): the group's
+    operators in one model for the C pipeline and the emulator."""
     rng = np.random.default_rng(seed)
     b = TFLiteModelBuilder()
     x_scale = f32(0.05)
@@ -101,4 +112,7 @@ def ops_e_model(seed: int = 5) -> bytes:
     z = b.add_tensor("z", shape, "int8", scale=16 / 256, zero_point=127)
     b.add_operator("LOG_SOFTMAX", [y], [z])
     b.mark_output(z)
+    n = b.add_tensor("n", shape, "int8", scale=1 / 128, zero_point=0)
+    b.add_operator("L2_NORMALIZATION", [y], [n])
+    b.mark_output(n)
     return b.build()

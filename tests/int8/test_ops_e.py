@@ -1,6 +1,6 @@
-"""TRANSPOSE_CONV and LOG_SOFTMAX (issue 13, group E) bit-exact with LiteRT's reference
-kernels on seeded random one-operator models; the generated C on the host too; the SQRT
-refusal."""
+"""TRANSPOSE_CONV, LOG_SOFTMAX and L2_NORMALIZATION (issue 13, group E) bit-exact with
+LiteRT's reference kernels on seeded random one-operator models; the generated C on the
+host too; the refusals (SQRT's included)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ from aot.testing.reference import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import assert_bit_exact, random_input
 from tests.int8.more_models import f32, zero_point
-from tests.int8.ops_e_models import log_softmax_model, ops_e_model, random_transpose_conv_model
+from tests.int8.ops_e_models import (
+    l2_normalization_model,
+    log_softmax_model,
+    ops_e_model,
+    random_transpose_conv_model,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -74,6 +79,42 @@ def test_log_softmax_needs_tflites_output_quantization() -> None:
         import_tflite_int8(b.build())
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_l2_normalization(seed: int) -> None:
+    """Rows of 1 to 60 values, ranks 2-3, any zero point; rows at the zero point (sum 0)
+    and rows one step from it (the smallest sums, where the inverse square root's shift
+    turns negative)."""
+    rng = np.random.default_rng(1100 + seed)
+    shape = [(3, int(rng.integers(1, 61))), (2, 2, int(rng.integers(1, 12))), (4, 3)][seed % 3]
+    zp = zero_point(rng)
+    model = l2_normalization_model(shape, f32(rng.uniform(0.01, 1)), zp)
+    inputs = [[random_input(rng, shape)] for _ in range(3)]
+    near = np.clip(zp + rng.integers(-1, 2, shape), -128, 127).astype(np.int8)
+    inputs += [[near], [np.full(shape, zp, np.int8)]]
+    assert_bit_exact(model, inputs)
+
+
+def test_l2_normalization_of_a_sum_above_2_pow_29() -> None:
+    """9000 values 255 steps from the zero point: TFLite's inverse square root first
+    divides the sum by 4."""
+    rng = np.random.default_rng(12)
+    model = l2_normalization_model((1, 9000), 0.1, 127)
+    big = np.full((1, 9000), -128, np.int8)
+    assert_bit_exact(model, [[big], [random_input(rng, (1, 9000))]])
+
+
+def test_l2_normalization_needs_tflites_output_quantization() -> None:
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 4), "int8", scale=0.1, zero_point=0)
+    y = b.add_tensor("y", (1, 4), "int8", scale=1 / 256, zero_point=0)
+    b.add_operator("L2_NORMALIZATION", [x], [y])
+    b.mark_output(y)
+    with pytest.raises(
+        UnsupportedError, match=r"operator 0 \(L2_NORMALIZATION\): the int8 output must have "
+    ):
+        import_tflite_int8(b.build())
+
+
 def test_sqrt_refusal_says_tflite_has_no_int8_kernel() -> None:
     b = TFLiteModelBuilder()
     x = b.add_input("x", (1, 4), "int8", scale=0.1, zero_point=0)
@@ -87,6 +128,7 @@ def test_sqrt_refusal_says_tflite_has_no_int8_kernel() -> None:
     assert "float32" in message and "docs/operators.md" in message and "\n" not in message
 
 
+@pytest.mark.slow
 @pytest.mark.toolchain
 def test_ops_e_model_in_c_on_the_host(tmp_path: Path) -> None:
     path = tmp_path / "ops_e.tflite"
@@ -95,4 +137,7 @@ def test_ops_e_model_in_c_on_the_host(tmp_path: Path) -> None:
     rng = np.random.default_rng(8)
     batches = [[random_input(rng, (1, 3, 4, 3))] for _ in range(6)]
     for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
-        np.testing.assert_array_equal(outputs[0], run_tflite_reference(path, inputs)[0])
+        expected = run_tflite_reference(path, inputs)
+        assert len(outputs) == len(expected) == 2
+        for actual, reference in zip(outputs, expected, strict=True):
+            np.testing.assert_array_equal(actual, reference)
