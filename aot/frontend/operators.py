@@ -78,12 +78,14 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank, any axis (negative allowed); any number of inputs; no fused activation",
     ),
     "CONV_2D": (
-        "int8; weights int8 per-tensor or per-channel, zero point 0; bias int32",
+        "int8; weights int8 per-tensor or per-channel, zero point 0; bias int32. 16x8: "
+        "int16 (zero point 0), bias int64",
         f"4-D NHWC input, OHWI weights; SAME or VALID padding; any stride and dilation; "
         f"grouped when the input channels are a multiple of the weights' depth; {_FUSED}",
     ),
     "DEPTHWISE_CONV_2D": (
-        "int8; weights int8 [1, H, W, C] per-tensor or per-channel, zero point 0; bias int32",
+        "int8; weights int8 [1, H, W, C] per-tensor or per-channel, zero point 0; bias int32. "
+        "16x8: int16 (zero point 0), bias int64, optional",
         f"4-D NHWC; depth multiplier >= 1; SAME or VALID padding; any stride and dilation; "
         f"{_FUSED}",
     ),
@@ -227,7 +229,7 @@ INT8_SUMMARY = (
     "docs/int8.md). Tensors between operators are int8 with per-tensor quantization; "
     "int32 exists only inside a kernel. Static shapes (a dynamic batch dimension runs at "
     "the stored size); one subgraph. int16 activations (16x8) only where the dtypes say so "
-    "(FULLY_CONNECTED, ADD). Not supported: uint8 or "
+    "(FULLY_CONNECTED, ADD, CONV_2D, DEPTHWISE_CONV_2D). Not supported: uint8 or "
     "float32 tensors between operators, hybrid operators (float activations, int8 weights)."
 )
 

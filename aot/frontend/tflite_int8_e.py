@@ -1,5 +1,5 @@
 """More int8 operators of the TFLite importer (issue 13, group E): TRANSPOSE_CONV,
-LOG_SOFTMAX and L2_NORMALIZATION.
+LOG_SOFTMAX and L2_NORMALIZATION, and the 16x8 CONV_2D and DEPTHWISE_CONV_2D.
 
 Registered into ``tflite_int8``'s handler table when that module loads; the arithmetic of
 each is written down in docs/int8.md ("Transposed convolution, LOG_SOFTMAX and
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aot.frontend import tflite_int16
 from aot.frontend.tflite_int8 import (
     _bias,
     _conv_requant,
@@ -124,3 +125,72 @@ def _l2_normalization(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Te
         bb, int8_e.l2_normalization, imp.value(ins[0]), name="l2_normalization_int8",
         input_zp=x.zp,
     )  # fmt: skip
+
+
+def _conv_16x8(
+    imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo, depthwise: bool
+) -> Any:
+    import numpy as np
+    from tvm import relax
+
+    from aot.frontend.tflite_int8 import _padding
+    from aot.ops import int8_e
+
+    x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    tflite_int16._symmetric(imp, x, "input")
+    tflite_int16._symmetric(imp, out, "output")
+    imp.expect(w, ["int8"], "weights")
+    table = "DepthwiseConv2DOptions" if depthwise else "Conv2DOptions"
+    opts = _required_options(imp, op, table)
+    if len(x.shape) != 4 or len(w.shape) != 4 or (depthwise and w.shape[0] != 1):
+        raise imp.unsupported("expected 4-D NHWC input and OHWI ([1, H, W, C] depthwise) weights")
+    out_c = w.shape[3] if depthwise else w.shape[0]
+    k_h, k_w = w.shape[1], w.shape[2]
+    if depthwise and out_c % x.shape[3]:
+        raise imp.unsupported(f"{out_c} output channels for {x.shape[3]} input channels")
+    if not depthwise and (x.shape[3] % w.shape[3] or out_c % (x.shape[3] // w.shape[3])):
+        raise imp.unsupported(f"input channels {x.shape[3]} do not fit weights {list(w.shape)}")
+    strides = (opts.StrideH(), opts.StrideW())
+    dilation = (opts.DilationHFactor(), opts.DilationWFactor())
+    padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
+    act_min, act_max = tflite_int16._int16_activation(imp, opts, out)
+    if any(z != 0 for z in w.zero_point):
+        raise imp.unsupported(f"weights {w.name!r} have a nonzero zero point")
+    scales = w.scale if len(w.scale) > 1 else w.scale * out_c
+    if len(scales) != out_c:
+        raise imp.unsupported(f"weights {w.name!r} have {len(scales)} scales for {out_c} channels")
+    # PopulateConvolutionQuantizationParams: the double product of the float32 scales.
+    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s) for s in scales]
+    multiplier = relax.const(np.asarray([m for m, _ in pairs], "int32"))
+    shift = relax.const(np.asarray([s for _, s in pairs], "int32"))
+    bias = None
+    if len(ins) > 2 and ins[2] >= 0:
+        b = imp.tensors[ins[2]]
+        # LiteRT's depthwise refuses an int32 bias, and its CONV_2D reads one differently.
+        if b.dtype != "int64":
+            raise imp.unsupported(f"bias {b.name!r} is {b.dtype}; a 16x8 bias must be int64")
+        data = imp.constant(ins[2], "the bias")
+        if data.size != out_c:
+            raise imp.unsupported(f"bias {b.name!r} has {data.size} values for {out_c} channels")
+        bias = relax.const(np.ascontiguousarray(data.reshape(out_c)))
+    depth_multiplier = out_c // x.shape[3] if depthwise else 1
+    name = "depthwise_conv2d_int16" if depthwise else "conv2d_int16"
+    return imp.emit(
+        bb, int8_e.conv2d_16x8, imp.value(ins[0]), imp.value(ins[1]), bias, multiplier, shift,
+        name=name, out_shape=out.shape, strides=strides, dilation=dilation, padding=padding,
+        depthwise=depthwise, depth_multiplier=depth_multiplier, act_min=act_min,
+        act_max=act_max,
+    )  # fmt: skip
+
+
+def _conv2d_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    return _conv_16x8(imp, bb, op, ins, out, depthwise=False)
+
+
+def _depthwise_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    return _conv_16x8(imp, bb, op, ins, out, depthwise=True)
+
+
+# The 16x8 convolutions take an operator whose input is int16; the int8 handlers the rest.
+tflite_int16._by_input_dtype("CONV_2D", _conv2d_16x8)
+tflite_int16._by_input_dtype("DEPTHWISE_CONV_2D", _depthwise_16x8)

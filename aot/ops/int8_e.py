@@ -333,3 +333,75 @@ def l2_normalization(data: te.Tensor, *, input_zp: int) -> te.Tensor:
         return clamp_expr(scaled, -128, 127).astype("int8")
 
     return te.compute(shape, body, name="l2_normalization")
+
+
+# -- 16x8 convolutions (int16 activations, int8 weights, int64 accumulators) --------------
+
+
+def multiply_by_quantized_multiplier_int64_expr(x: Expr, multiplier: Expr, shift: Expr) -> Expr:
+    """TFLite ``MultiplyByQuantizedMultiplier(int64_t x, ...)`` (the 16x8 convolutions):
+    the multiplier reduced to 16 bits, one rounding shift by ``15 - shift``."""
+    m = multiplier.astype("int64") if not isinstance(multiplier, int) else c64(multiplier)
+    reduced = tirx.Select(m < c64(0x7FFF0000), (m + c64(1 << 15)) >> c64(16), c64(0x7FFF))
+    total = c64(15) - (shift.astype("int64") if not isinstance(shift, int) else c64(shift))
+    return (x * reduced + (c64(1) << (total - c64(1)))) >> total
+
+
+def conv2d_16x8(
+    data: te.Tensor,
+    weight: te.Tensor,
+    bias: te.Tensor | None,
+    multiplier: te.Tensor,
+    shift: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    strides: tuple[int, int],
+    dilation: tuple[int, int],
+    padding: tuple[int, int],
+    depthwise: bool,
+    depth_multiplier: int,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """TFLite ``reference_integer_ops::ConvPerChannel`` / ``DepthwiseConvPerChannel`` for
+    int16 input and output (zero point 0): padded taps read 0; an int64 accumulator plus
+    the int64 (or int32) bias, requantized by the int64 MultiplyByQuantizedMultiplier."""
+    _, in_h, in_w, in_c = _shape(data)
+    _, k_h, k_w, w_last = _shape(weight)
+    ry = te.reduce_axis((0, k_h), "ry")
+    rx = te.reduce_axis((0, k_w), "rx")
+    rc = None if depthwise else te.reduce_axis((0, w_last), "rc")
+    group_c = w_last
+    per_group = int(weight.shape[0]) // (in_c // group_c) if not depthwise else 1
+
+    def tap(n: Expr, y: Expr, x: Expr, o: Expr) -> Expr:
+        iy = y * strides[0] - padding[0] + ry * dilation[0]
+        ix = x * strides[1] - padding[1] + rx * dilation[1]
+        inside = tirx.all(iy >= 0, iy < in_h, ix >= 0, ix < in_w)
+        if depthwise:
+            ic = tirx.floordiv(o, depth_multiplier) if depth_multiplier > 1 else o
+            w = weight[0, ry, rx, o]
+        else:
+            ic = rc if group_c == in_c else tirx.floordiv(o, per_group) * group_c + rc
+            w = weight[o, ry, rx, rc]
+        value = tirx.if_then_else(inside, data[n, iy, ix, ic], tirx.const(0, "int16"))
+        return value.astype("int64") * w.astype("int64")
+
+    axes = [ry, rx] if depthwise else [ry, rx, rc]
+    acc = te.compute(
+        tuple(out_shape),
+        lambda n, y, x, o: te.sum(tap(n, y, x, o), axis=axes),
+        name="acc",
+        tag="conv2d_nhwc_int16",
+    )
+
+    def body(*idx: Expr) -> Expr:
+        channel = idx[-1]
+        total = acc[idx] if bias is None else acc[idx] + bias[channel].astype("int64")
+        scaled = multiply_by_quantized_multiplier_int64_expr(
+            total, multiplier[channel], shift[channel]
+        )
+        low, high = c64(act_min), c64(act_max)
+        return tirx.max(tirx.min(scaled, high), low).astype("int16")
+
+    return te.compute(acc.shape, body, name="requantize_int16")

@@ -116,3 +116,80 @@ def ops_e_model(seed: int = 5) -> bytes:
     b.add_operator("L2_NORMALIZATION", [y], [n])
     b.mark_output(n)
     return b.build()
+
+
+def conv_16x8_model(seed: int, depthwise: bool, bias_dtype: str = "int64") -> tuple[bytes, tuple]:
+    """One 16x8 CONV_2D or DEPTHWISE_CONV_2D: int16 activations (zero point 0), per-channel
+    int8 weights, a bias (none for a DEPTHWISE_CONV_2D of a seed divisible by 4: LiteRT's
+    16x8 CONV_2D requires one)."""
+    rng = np.random.default_rng(1200 + seed)
+    ih, iw = (int(v) for v in rng.integers(2, 7, 2))
+    ic = int(rng.integers(1, 5))
+    kh, kw = (int(v) for v in rng.integers(1, 4, 2))
+    stride, dilation = int(rng.integers(1, 3)), 1 + seed % 3 // 2
+    oc = ic * int(rng.integers(1, 3)) if depthwise else int(rng.integers(1, 5))
+    same = bool(seed & 1)
+    span_h, span_w = (kh - 1) * dilation + 1, (kw - 1) * dilation + 1
+    ih, iw = max(ih, span_h), max(iw, span_w)
+    oh = (ih + stride - 1) // stride if same else (ih - span_h + stride) // stride
+    ow = (iw + stride - 1) // stride if same else (iw - span_w + stride) // stride
+    b = TFLiteModelBuilder()
+    xs = f32(rng.uniform(1e-4, 1e-3))
+    in_shape = (1 + seed % 2, ih, iw, ic)
+    x = b.add_input("x", in_shape, "int16", scale=xs, zero_point=0)
+    w_shape = (1, kh, kw, oc) if depthwise else (oc, kh, kw, ic)
+    ws = [f32(v) for v in rng.uniform(0.005, 0.05, oc)] if seed % 3 else [f32(0.02)] * oc
+    weights = rng.integers(-127, 128, w_shape, dtype=np.int8)
+    w = b.add_constant(
+        "w", weights, scale=ws, zero_point=0, quantized_dimension=3 if depthwise else 0
+    )
+    ins = [x, w]
+    if seed % 4 or not depthwise:
+        values = rng.integers(-300000, 300000, oc).astype(bias_dtype)
+        ins.append(b.add_constant("b", values, scale=[f32(xs * v) for v in ws], zero_point=0))
+    taps = kh * kw * (1 if depthwise else ic)
+    ys = f32(xs * 0.02 * 32768 * np.sqrt(taps) / 32767 * rng.uniform(0.2, 1))
+    y = b.add_tensor("y", (in_shape[0], oh, ow, oc), "int16", scale=ys, zero_point=0)
+    options: dict = {
+        "padding": "SAME" if same else "VALID",
+        "stride_h": stride,
+        "stride_w": stride,
+        "dilation_h_factor": dilation,
+        "dilation_w_factor": dilation,
+        "fused_activation_function": ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")[seed % 4],
+    }
+    if depthwise:
+        options["depth_multiplier"] = oc // ic
+    b.add_operator("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", ins, [y], options)
+    b.mark_output(y)
+    return b.build(), in_shape
+
+
+def conv_16x8_chain_model(seed: int = 6) -> bytes:
+    """x int16 [1, 5, 5, 2] -> CONV_2D 16x8 (3x3, SAME, 4 channels, RELU) ->
+    DEPTHWISE_CONV_2D 16x8 (3x3, stride 2, VALID, multiplier 2) [1, 2, 2, 8]: the group's
+    int16 operators in one model for the C pipeline and the emulator."""
+    rng = np.random.default_rng(seed)
+    b = TFLiteModelBuilder()
+    xs = f32(5e-4)
+    x = b.add_input("x", (1, 5, 5, 2), "int16", scale=xs, zero_point=0)
+    ws1 = [f32(v) for v in rng.uniform(0.005, 0.05, 4)]
+    w1 = b.add_constant(
+        "w1", rng.integers(-127, 128, (4, 3, 3, 2), dtype=np.int8), scale=ws1, zero_point=0
+    )
+    b1 = b.add_constant("b1", rng.integers(-30000, 30000, 4).astype(np.int64))
+    s1 = f32(xs * 0.02 * 32768 * np.sqrt(18) / 32767 * 0.5)
+    y1 = b.add_tensor("y1", (1, 5, 5, 4), "int16", scale=s1, zero_point=0)
+    b.add_operator("CONV_2D", [x, w1, b1], [y1], {"fused_activation_function": "RELU"})
+    ws2 = [f32(v) for v in rng.uniform(0.005, 0.05, 8)]
+    w2 = b.add_constant(
+        "w2", rng.integers(-127, 128, (1, 3, 3, 8), dtype=np.int8), scale=ws2, zero_point=0,
+        quantized_dimension=3,
+    )  # fmt: skip
+    b2 = b.add_constant("b2", rng.integers(-30000, 30000, 8).astype(np.int64))
+    s2 = f32(s1 * 0.02 * 32768 * 3 / 32767 * 0.5)
+    y2 = b.add_tensor("y2", (1, 2, 2, 8), "int16", scale=s2, zero_point=0)
+    options = {"padding": "VALID", "stride_h": 2, "stride_w": 2, "depth_multiplier": 2}
+    b.add_operator("DEPTHWISE_CONV_2D", [y1, w2, b2], [y2], options)
+    b.mark_output(y2)
+    return b.build()

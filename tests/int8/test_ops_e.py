@@ -17,6 +17,8 @@ from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import assert_bit_exact, random_input
 from tests.int8.more_models import f32, zero_point
 from tests.int8.ops_e_models import (
+    conv_16x8_chain_model,
+    conv_16x8_model,
     l2_normalization_model,
     log_softmax_model,
     ops_e_model,
@@ -141,3 +143,27 @@ def test_ops_e_model_in_c_on_the_host(tmp_path: Path) -> None:
         assert len(outputs) == len(expected) == 2
         for actual, reference in zip(outputs, expected, strict=True):
             np.testing.assert_array_equal(actual, reference)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_conv_16x8(seed: int, depthwise: bool) -> None:
+    """int16 activations: shapes, strides, dilation, SAME/VALID, per-tensor and per-channel
+    weights, with and without bias, each fused activation; full-range int16 inputs."""
+    model, in_shape = conv_16x8_model(seed, depthwise)
+    rng = np.random.default_rng(seed)
+    assert_bit_exact(model, [[random_input(rng, in_shape, "int16")] for _ in range(3)])
+
+
+def test_conv_16x8_with_an_int32_bias_is_unsupported() -> None:
+    model, _ = conv_16x8_model(1, False, "int32")
+    with pytest.raises(
+        UnsupportedError, match=r"operator 0 \(CONV_2D\): bias 'b' is int32; a 16x8 bias must"
+    ):
+        import_tflite_int8(model)
+
+
+def test_conv_16x8_chain_model() -> None:
+    rng = np.random.default_rng(3)
+    model = conv_16x8_chain_model()
+    assert_bit_exact(model, [[random_input(rng, (1, 5, 5, 2), "int16")] for _ in range(4)])
