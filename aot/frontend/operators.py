@@ -136,7 +136,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "MINIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
     "MUL": (
-        "int8, both inputs per-tensor",
+        "int8, both inputs per-tensor. 16x8: int16 (zero point 0)",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
     "NEG": (_SAME_Q, "any rank; negates the stored value (as TFLite; -128 stays -128)"),
@@ -229,7 +229,7 @@ INT8_SUMMARY = (
     "docs/int8.md). Tensors between operators are int8 with per-tensor quantization; "
     "int32 exists only inside a kernel. Static shapes (a dynamic batch dimension runs at "
     "the stored size); one subgraph. int16 activations (16x8) only where the dtypes say so "
-    "(FULLY_CONNECTED, ADD, CONV_2D, DEPTHWISE_CONV_2D). Not supported: uint8 or "
+    "(FULLY_CONNECTED, ADD, CONV_2D, DEPTHWISE_CONV_2D, MUL). Not supported: uint8 or "
     "float32 tensors between operators, hybrid operators (float activations, int8 weights)."
 )
 

@@ -191,6 +191,25 @@ def _depthwise_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
     return _conv_16x8(imp, bb, op, ins, out, depthwise=True)
 
 
-# The 16x8 convolutions take an operator whose input is int16; the int8 handlers the rest.
+def _mul_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.frontend.tflite_int8 import _broadcast_shape, _options
+    from aot.ops import int8_e
+
+    a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
+        tflite_int16._symmetric(imp, t, role)
+    _broadcast_shape(imp, a.shape, b.shape, out.shape)
+    act_min, act_max = tflite_int16._int16_activation(imp, _options(op, "MulOptions"), out)
+    # mul.cc's Prepare, as for int8: the double product of the float scales.
+    m, s = fp.checked_quantize_multiplier(a.s * b.s / out.s)
+    return imp.emit(
+        bb, int8_e.mul_16x8, imp.value(ins[0]), imp.value(ins[1]), name="mul_int16",
+        out_shape=out.shape, output_multiplier=m, output_shift=s, act_min=act_min,
+        act_max=act_max,
+    )  # fmt: skip
+
+
+# The 16x8 operators take an operator whose input is int16; the int8 handlers the rest.
 tflite_int16._by_input_dtype("CONV_2D", _conv2d_16x8)
 tflite_int16._by_input_dtype("DEPTHWISE_CONV_2D", _depthwise_16x8)
+tflite_int16._by_input_dtype("MUL", _mul_16x8)

@@ -405,3 +405,28 @@ def conv2d_16x8(
         return tirx.max(tirx.min(scaled, high), low).astype("int16")
 
     return te.compute(acc.shape, body, name="requantize_int16")
+
+
+def mul_16x8(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    output_multiplier: int,
+    output_shift: int,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """TFLite ``reference_integer_ops::MulElementwise`` for int16 (zero points 0): the int32
+    product (at most 2**30) requantized by one multiplier, numpy broadcasting."""
+    from aot.ops.int8 import _broadcast_index
+
+    rank = len(out_shape)
+
+    def body(*idx: Expr) -> Expr:
+        a = lhs[_broadcast_index(idx, _shape(lhs), rank)].astype("int32")
+        b = rhs[_broadcast_index(idx, _shape(rhs), rank)].astype("int32")
+        scaled = multiply_by_quantized_multiplier_expr(a * b, output_multiplier, output_shift)
+        return clamp_expr(scaled, act_min, act_max).astype("int16")
+
+    return te.compute(tuple(out_shape), body, name="mul_int16")

@@ -38,7 +38,8 @@ def test_ops_e_model_on_the_m4(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_conv_16x8_model_on_the_m4(tmp_path: Path) -> None:
-    """int16 activations through a CONV_2D and a DEPTHWISE_CONV_2D (int64 accumulators)."""
+    """int16 activations through a CONV_2D and a DEPTHWISE_CONV_2D (int64 accumulators)
+    and a MUL."""
     path = tmp_path / "conv16.tflite"
     path.write_bytes(conv_16x8_chain_model())
     folder = build(path, tmp_path / "out", "mps2_an386")

@@ -167,8 +167,9 @@ def conv_16x8_model(seed: int, depthwise: bool, bias_dtype: str = "int64") -> tu
 
 def conv_16x8_chain_model(seed: int = 6) -> bytes:
     """x int16 [1, 5, 5, 2] -> CONV_2D 16x8 (3x3, SAME, 4 channels, RELU) ->
-    DEPTHWISE_CONV_2D 16x8 (3x3, stride 2, VALID, multiplier 2) [1, 2, 2, 8]: the group's
-    int16 operators in one model for the C pipeline and the emulator."""
+    DEPTHWISE_CONV_2D 16x8 (3x3, stride 2, VALID, multiplier 2) [1, 2, 2, 8] -> MUL 16x8
+    (squared): the group's int16 operators in one model for the C pipeline and the
+    emulator."""
     rng = np.random.default_rng(seed)
     b = TFLiteModelBuilder()
     xs = f32(5e-4)
@@ -191,5 +192,7 @@ def conv_16x8_chain_model(seed: int = 6) -> bytes:
     y2 = b.add_tensor("y2", (1, 2, 2, 8), "int16", scale=s2, zero_point=0)
     options = {"padding": "VALID", "stride_h": 2, "stride_w": 2, "depth_multiplier": 2}
     b.add_operator("DEPTHWISE_CONV_2D", [y1, w2, b2], [y2], options)
-    b.mark_output(y2)
+    y3 = b.add_tensor("y3", (1, 2, 2, 8), "int16", scale=f32(s2 * s2 * 32768 * 0.7), zero_point=0)
+    b.add_operator("MUL", [y2, y2], [y3])
+    b.mark_output(y3)
     return b.build()

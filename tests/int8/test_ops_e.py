@@ -167,3 +167,28 @@ def test_conv_16x8_chain_model() -> None:
     rng = np.random.default_rng(3)
     model = conv_16x8_chain_model()
     assert_bit_exact(model, [[random_input(rng, (1, 5, 5, 2), "int16")] for _ in range(4)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mul_16x8(seed: int) -> None:
+    """int16 MUL: broadcasting, scales that saturate part of the results, each activation."""
+    rng = np.random.default_rng(1300 + seed)
+    lhs_shape, rhs_shape, out_shape = [
+        ((2, 3, 4), (2, 3, 4), (2, 3, 4)),
+        ((2, 3, 4), (4,), (2, 3, 4)),
+        ((1, 5), (3, 1), (3, 5)),
+    ][seed % 3]
+    b = TFLiteModelBuilder()
+    sa, sb = f32(rng.uniform(1e-4, 1e-3)), f32(rng.uniform(1e-4, 1e-3))
+    x = b.add_input("a", lhs_shape, "int16", scale=sa, zero_point=0)
+    w = b.add_input("b", rhs_shape, "int16", scale=sb, zero_point=0)
+    so = f32(sa * sb * 32768 * rng.uniform(0.3, 3))
+    y = b.add_tensor("y", out_shape, "int16", scale=so, zero_point=0)
+    activation = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")[seed % 4]
+    b.add_operator("MUL", [x, w], [y], {"fused_activation_function": activation})
+    b.mark_output(y)
+    inputs = [
+        [random_input(rng, lhs_shape, "int16"), random_input(rng, rhs_shape, "int16")]
+        for _ in range(3)
+    ]
+    assert_bit_exact(b.build(), inputs)
