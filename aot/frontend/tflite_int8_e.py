@@ -65,6 +65,7 @@ def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
     padding = transpose_conv_padding(out.shape[1:3], (k_h, k_w), strides, opts.Padding() == 0)
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
+    # TRANSPOSE_CONV's bias is its fourth input; ``_bias`` reads the third of CONV_2D's.
     bias = _bias(imp, [ins[2], ins[1], ins[3]] if len(ins) > 3 else [], out_c)
     return imp.emit(
         bb, int8_e.transpose_conv2d, imp.value(ins[2]), imp.value(ins[1]), bias,
