@@ -223,11 +223,39 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "UNPACK": (_SAME_Q, "any rank, any axis (negative allowed)"),
 }
 
+# Issue 13, group D (aot/frontend/tflite_int8_more.py), kept apart from the table above so
+# that parallel additions do not collide.
+_COMPARISON = (
+    "int8 (per-tensor, scales in (0, 1)) or int32 -> bool; both inputs of one dtype",
+    "any rank, numpy broadcasting; int8 inputs are compared after TFLite's scaling (left "
+    "shift 8 and each input's own scale), so values quantized differently compare as reals",
+)
+_LOGICAL = ("bool", "any rank, numpy broadcasting")
+INT8_OPERATORS.update(
+    {
+        "EQUAL": _COMPARISON,
+        "NOT_EQUAL": _COMPARISON,
+        "GREATER": _COMPARISON,
+        "GREATER_EQUAL": _COMPARISON,
+        "LESS": _COMPARISON,
+        "LESS_EQUAL": _COMPARISON,
+        "LOGICAL_AND": _LOGICAL,
+        "LOGICAL_OR": _LOGICAL,
+        "LOGICAL_NOT": ("bool", "any rank"),
+        "SELECT_V2": (
+            "condition bool; x, y and output int8 with one scale and zero point, or int32",
+            "up to 5-D, numpy broadcasting of all three inputs; copies stored values",
+        ),
+        "REDUCE_MIN": (_SAME_Q, "any rank; constant axes (negative allowed); keep_dims honoured"),
+    }
+)
+
 INT8_SUMMARY = (
     "aot's own integer importer, picked by `--frontend auto` when every model input and "
     "output is quantized. It follows TFLite's reference integer kernels bit for bit (see "
-    "docs/int8.md). Tensors between operators are int8 with per-tensor quantization; "
-    "int32 exists only inside a kernel. Static shapes (a dynamic batch dimension runs at "
+    "docs/int8.md). Tensors between operators are int8 with per-tensor quantization, "
+    "plus the int32 and bool tensors that index, arg-reduction and comparison operators "
+    "give and take. Static shapes (a dynamic batch dimension runs at "
     "the stored size); one subgraph. int16 activations (16x8) only where the dtypes say so "
     "(FULLY_CONNECTED, ADD, CONV_2D, DEPTHWISE_CONV_2D, MUL). Not supported: uint8 or "
     "float32 tensors between operators, hybrid operators (float activations, int8 weights)."

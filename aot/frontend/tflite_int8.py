@@ -1137,6 +1137,7 @@ from aot.frontend import (  # noqa: E402, F401
     tflite_int8_e,
     tflite_int8_elementwise,
     tflite_int8_math,
+    tflite_int8_more,
     tflite_int8_movement,
     tflite_int8_state,
     tflite_int16,

@@ -170,6 +170,23 @@ OPERATORS: dict[str, OperatorSpec] = {
     "UNPACK": OperatorSpec("UnpackOptions"),
 }
 
+# Group D of issue 13 (comparisons, logical operators, SELECT_V2), kept apart from the
+# table above so that parallel additions do not collide.
+OPERATORS.update(
+    {
+        "EQUAL": OperatorSpec("EqualOptions"),
+        "NOT_EQUAL": OperatorSpec("NotEqualOptions"),
+        "GREATER": OperatorSpec("GreaterOptions"),
+        "GREATER_EQUAL": OperatorSpec("GreaterEqualOptions"),
+        "LESS": OperatorSpec("LessOptions"),
+        "LESS_EQUAL": OperatorSpec("LessEqualOptions"),
+        "LOGICAL_AND": OperatorSpec("LogicalAndOptions"),
+        "LOGICAL_OR": OperatorSpec("LogicalOrOptions"),
+        "LOGICAL_NOT": OperatorSpec("LogicalNotOptions"),
+        "SELECT_V2": OperatorSpec("SelectV2Options"),
+    }
+)
+
 
 @dataclass
 class _Tensor:

@@ -1,0 +1,130 @@
+"""int8 handlers (issue 13, group D): the comparisons EQUAL, NOT_EQUAL, GREATER,
+GREATER_EQUAL, LESS, LESS_EQUAL (bool results), LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT,
+SELECT_V2 and REDUCE_MIN.
+
+Registered into ``aot.frontend.tflite_int8``'s handler table when that module is imported;
+the bool tensors they produce and consume live between operators as one byte per value.
+Kernels are in ``aot.ops.int8_more``; the rules are in docs/int8.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from aot.frontend import tflite_int8_elementwise as _elementwise
+from aot.frontend import tflite_int8_movement as _movement
+from aot.frontend.tflite_int8 import _broadcast_shape, _handler, _Importer, _TensorInfo
+from aot.ops import fixedpoint as fp
+from aot.ops.int8_more import COMPARISONS, LOGICAL
+
+
+def _comparison_multiplier(imp: _Importer, t: _TensorInfo, role: str) -> tuple[int, int]:
+    # ComparisonQuantized: QuantizeMultiplierSmallerThanOneExp(double(input scale)), which
+    # TFLite checks to lie in (0, 1) (it aborts otherwise).
+    if not 0.0 < t.s < 1.0:
+        raise imp.unsupported(
+            f"{role} {t.name!r} has scale {t.s:g}; TFLite's int8 comparison needs a scale in (0, 1)"
+        )
+    return fp.quantize_multiplier_smaller_than_one(t.s)
+
+
+@_handler(*COMPARISONS)
+def _comparison(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_more
+
+    a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    imp.expect(a, ["int8", "int32"], "input 1")
+    imp.expect(b, [a.dtype], "input 2")
+    imp.expect(out, ["bool"], "output")
+    _broadcast_shape(imp, a.shape, b.shape, out.shape)
+    name = f"{imp.op_name.lower()}_{a.dtype}"
+    if a.dtype == "int32":
+        return imp.emit(
+            bb, int8_more.compare, imp.value(ins[0]), imp.value(ins[1]), name=name,
+            out_shape=out.shape, op=imp.op_name,
+        )  # fmt: skip
+    imp.per_tensor(a, "input 1")
+    imp.per_tensor(b, "input 2")
+    m1, s1 = _comparison_multiplier(imp, a, "input 1")
+    m2, s2 = _comparison_multiplier(imp, b, "input 2")
+    return imp.emit(
+        bb, int8_more.compare_scaled, imp.value(ins[0]), imp.value(ins[1]), name=name,
+        out_shape=out.shape, op=imp.op_name, lhs_offset=-a.zp, rhs_offset=-b.zp,
+        lhs_multiplier=m1, lhs_shift=s1, rhs_multiplier=m2, rhs_shift=s2,
+    )  # fmt: skip
+
+
+@_handler(*LOGICAL)
+def _logical(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_more
+
+    a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    imp.expect(a, ["bool"], "input 1")
+    imp.expect(b, ["bool"], "input 2")
+    imp.expect(out, ["bool"], "output")
+    _broadcast_shape(imp, a.shape, b.shape, out.shape)
+    return imp.emit(
+        bb, int8_more.logical, imp.value(ins[0]), imp.value(ins[1]),
+        name=imp.op_name.lower(), out_shape=out.shape, op=imp.op_name,
+    )  # fmt: skip
+
+
+@_handler("LOGICAL_NOT")
+def _logical_not(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_more
+
+    x = imp.tensors[ins[0]]
+    imp.expect(x, ["bool"], "input")
+    imp.expect(out, ["bool"], "output")
+    if x.shape != out.shape:
+        raise imp.unsupported(f"output shape {list(out.shape)} is not the input's")
+    return imp.emit(bb, int8_more.logical_not, imp.value(ins[0]), name="logical_not")
+
+
+@_handler("SELECT_V2")
+def _select_v2(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_more
+
+    if len(ins) != 3:
+        raise imp.unsupported(f"expected 3 inputs (condition, x, y), found {len(ins)}")
+    cond, x, y = (imp.tensors[i] for i in ins)
+    imp.expect(cond, ["bool"], "condition")
+    imp.expect(x, ["int8", "int32"], "input x")
+    imp.expect(y, [x.dtype], "input y")
+    imp.expect(out, [x.dtype], "output")
+    if x.dtype == "int8":
+        # TFLite copies stored values: only meaningful when all three agree.
+        imp.per_tensor(out, "output")
+        _elementwise._same_quantization(imp, x, out, "input x")
+        _elementwise._same_quantization(imp, y, out, "input y")
+    try:
+        shape = tuple(np.broadcast_shapes(cond.shape, x.shape, y.shape))
+    except ValueError as exc:
+        raise imp.unsupported(
+            f"shapes {list(cond.shape)}, {list(x.shape)} and {list(y.shape)} do not broadcast"
+        ) from exc
+    if shape != tuple(out.shape):
+        raise imp.unsupported(
+            f"output shape {list(out.shape)} is not the broadcast shape {list(shape)}"
+        )
+    if len(shape) > 5:
+        raise imp.unsupported("SELECT_V2 supports at most 5 dimensions (as TFLite)")
+    return imp.emit(
+        bb, int8_more.select_v2, *(imp.value(i) for i in ins), name=f"select_v2_{x.dtype}",
+        out_shape=out.shape,
+    )  # fmt: skip
+
+
+@_handler("REDUCE_MIN")
+def _reduce_min(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_more
+
+    x = imp.tensors[ins[0]]
+    _movement._int8_pair(imp, x, out)
+    axes, keep_dims = _movement._reduce_axes(imp, op, ins, x, out)
+    return imp.emit(
+        bb, int8_more.reduce_min, imp.value(ins[0]), name="reduce_min_int8", axes=axes,
+        keep_dims=keep_dims, out_shape=out.shape,
+    )  # fmt: skip
