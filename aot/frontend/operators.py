@@ -36,6 +36,7 @@ class FrontendTable:
     summary: str
     operators: tuple[OperatorEntry, ...]
     not_yet_supported: tuple[str, ...] = ()
+    float_only: tuple[str, ...] = ()  # refused for good: float32-only kernels in TFLite Micro
 
 
 # -- tflite-int8: aot's own importer (aot/frontend/tflite_int8.py) -------------------------
@@ -655,7 +656,10 @@ def _missing(frontend: str, names: Iterable[str]) -> NoReturn:
 
 
 def int8_table() -> FrontendTable:
+    from aot.frontend.tflite_int8_more import FLOAT_ONLY
+
     supported = int8_supported()
+    float_only = set(FLOAT_ONLY) & set(TFLM_BUILTIN_OPERATORS)
     if supported - set(INT8_OPERATORS):
         _missing("tflite-int8", supported - set(INT8_OPERATORS))
     entries = tuple(
@@ -668,8 +672,9 @@ def int8_table() -> FrontendTable:
         source="aot.frontend.tflite_int8.SUPPORTED_OPERATORS",
         summary=INT8_SUMMARY,
         operators=entries,
-        not_yet_supported=tuple(sorted(set(TFLM_BUILTIN_OPERATORS) - supported))
+        not_yet_supported=tuple(sorted(set(TFLM_BUILTIN_OPERATORS) - supported - float_only))
         + tuple(f"CUSTOM:{name}" for name in TFLM_CUSTOM_OPERATORS),
+        float_only=tuple(sorted(float_only)),
     )
 
 
@@ -768,6 +773,8 @@ def table_to_json(table: FrontendTable) -> dict[str, object]:
     if table.not_yet_supported:
         data["not_yet_supported"] = list(table.not_yet_supported)
         data["not_yet_supported_source"] = "TensorFlow Lite Micro MicroMutableOpResolver"
+    if table.float_only:
+        data["float_only"] = list(table.float_only)
     return data
 
 
@@ -848,6 +855,15 @@ def render_markdown(selected: list[FrontendTable] | None = None) -> str:
                 + ", ".join(f"`{n}`" for n in custom)
                 + ".\n"
             )
+        if table.float_only:
+            out.append("### Float only (use the float frontend)\n")
+            out.append(
+                f"Operators TensorFlow Lite Micro runs in float32 only ({len(table.float_only)}), "
+                "so an int8 model cannot contain them; this importer refuses them with a "
+                "one-line error naming the float frontend (`--frontend relax-tflite`): "
+                + ", ".join(f"`{n}`" for n in table.float_only)
+                + ".\n"
+            )
     out.append(MARKDOWN_OUTRO)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -887,6 +903,9 @@ def render_text(selected: list[FrontendTable], width: int = 100) -> str:
         if table.not_yet_supported:
             lines.append("  not yet supported (TensorFlow Lite Micro has them):")
             lines.extend("    " + line for line in _wrap(", ".join(table.not_yet_supported), 96))
+        if table.float_only:
+            lines.append("  float only (use --frontend relax-tflite):")
+            lines.extend("    " + line for line in _wrap(", ".join(table.float_only), 96))
         lines.append("")
     lines.append("* tested: checked against the reference runtime by aot's tests")
     if any(t.name == "relax-onnx" for t in selected):

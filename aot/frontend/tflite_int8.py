@@ -345,7 +345,8 @@ class _Importer:
                     operators.append(name)
                     handler = _HANDLERS.get(name)
                     if handler is None:
-                        raise self.unsupported(REFUSALS.get(name, "this operator is not supported"))
+                        reason = UNSUPPORTED_REASONS.get(name, "this operator is not supported")
+                        raise self.unsupported(reason)
                     ins = [int(i) for i in op.InputsAsNumpy()] if op.InputsLength() else []
                     outs = [int(i) for i in op.OutputsAsNumpy()]
                     multi = name in MULTI_OUTPUT
@@ -521,14 +522,15 @@ def _annotate_operators(mod: Any, attrs: dict[str, tuple[str, dict[str, Any]]]) 
 
 Handler = Callable[[_Importer, Any, Any, list[int], _TensorInfo], Any]
 _HANDLERS: dict[str, Handler] = {}
-# Why an operator without a handler is refused, where there is more to say than that.
-REFUSALS: dict[str, str] = {
-    "SQRT": "int8 SQRT is not supported: TFLite (LiteRT and TFLite Micro) has no int8 SQRT "
-    "kernel, only a float32 one (a float model imports with --frontend relax-tflite)",
-}
 # Operators with several output tensors (SPLIT, UNPACK, ...): their handler gets the first
 # output's info and returns a sequence of values, one per output, in order.
 MULTI_OUTPUT: set[str] = set()
+# Why an operator without a handler is refused, when there is more to say than "not
+# supported" (a float-only operator: which frontend to use instead).
+UNSUPPORTED_REASONS: dict[str, str] = {
+    "SQRT": "int8 SQRT is not supported: TFLite (LiteRT and TFLite Micro) has no int8 SQRT "
+    "kernel, only a float32 one (a float model imports with --frontend relax-tflite)",
+}
 
 
 def _handler(*names: str, multi_output: bool = False) -> Callable[[Handler], Handler]:

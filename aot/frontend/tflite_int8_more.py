@@ -1,6 +1,6 @@
 """int8 handlers (issue 13, group D): the comparisons EQUAL, NOT_EQUAL, GREATER,
 GREATER_EQUAL, LESS, LESS_EQUAL (bool results), LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT,
-SELECT_V2 and REDUCE_MIN.
+SELECT_V2 and REDUCE_MIN; and the refusal of the float-only operators (``FLOAT_ONLY``).
 
 Registered into ``aot.frontend.tflite_int8``'s handler table when that module is imported;
 the bool tensors they produce and consume live between operators as one byte per value.
@@ -15,9 +15,27 @@ import numpy as np
 
 from aot.frontend import tflite_int8_elementwise as _elementwise
 from aot.frontend import tflite_int8_movement as _movement
-from aot.frontend.tflite_int8 import _broadcast_shape, _handler, _Importer, _TensorInfo
+from aot.frontend.tflite_int8 import (
+    UNSUPPORTED_REASONS,
+    _broadcast_shape,
+    _handler,
+    _Importer,
+    _TensorInfo,
+)
 from aot.ops import fixedpoint as fp
 from aot.ops.int8_more import COMPARISONS, LOGICAL
+
+# Operators TensorFlow Lite Micro registers that run in float only: TFLite Micro's kernels
+# take float32, and LiteRT's reference kernels either take float32 only (FLOOR, SIN, COS,
+# SQUARE, L2_POOL_2D) or are not built into BUILTIN_REF at all (CEIL, ROUND). LiteRT has
+# an int8 table for LOG, TFLite Micro does not, so an int8 LOG would not run on a device.
+FLOAT_ONLY = ("CEIL", "COS", "FLOOR", "L2_POOL_2D", "LOG", "ROUND", "SIN", "SQUARE")
+for _name in FLOAT_ONLY:
+    UNSUPPORTED_REASONS[_name] = (
+        "a float operator (TFLite Micro runs it in float32 only, so an int8 model cannot "
+        "contain it); import the float model with the float frontend (--frontend "
+        "relax-tflite)"
+    )
 
 
 def _comparison_multiplier(imp: _Importer, t: _TensorInfo, role: str) -> tuple[int, int]:

@@ -170,7 +170,7 @@ OPERATORS: dict[str, OperatorSpec] = {
     "UNPACK": OperatorSpec("UnpackOptions"),
 }
 
-# Group D of issue 13 (comparisons, logical operators, SELECT_V2), kept apart from the
+# Group D of issue 13 (comparisons, logical operators, SELECT_V2, float-only), kept apart from the
 # table above so that parallel additions do not collide.
 OPERATORS.update(
     {
@@ -184,6 +184,15 @@ OPERATORS.update(
         "LOGICAL_OR": OperatorSpec("LogicalOrOptions"),
         "LOGICAL_NOT": OperatorSpec("LogicalNotOptions"),
         "SELECT_V2": OperatorSpec("SelectV2Options"),
+        # Float-only operators, to test their refusal by the int8 importer.
+        "CEIL": OperatorSpec(None),
+        "COS": OperatorSpec(None),
+        "FLOOR": OperatorSpec(None),
+        "L2_POOL_2D": OperatorSpec("Pool2DOptions", _POOL),
+        "LOG": OperatorSpec(None),
+        "ROUND": OperatorSpec(None),
+        "SIN": OperatorSpec(None),
+        "SQUARE": OperatorSpec("SquareOptions"),
     }
 )
 

@@ -203,3 +203,31 @@ def test_unsupported_cases_are_one_line_errors(op, inputs, out, match) -> None:
     message = str(info.value)
     assert "\n" not in message
     assert f"operator 0 ({op})" in message and "docs/operators.md" in message
+
+
+@pytest.mark.parametrize(
+    "op", ["CEIL", "COS", "FLOOR", "L2_POOL_2D", "LOG", "ROUND", "SIN", "SQUARE"]
+)
+def test_float_only_operators_name_the_float_frontend(op: str) -> None:
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 4, 4, 1), "int8", **Q)
+    y = b.add_tensor("y", (1, 2, 2, 1) if op == "L2_POOL_2D" else (1, 4, 4, 1), "int8", **Q)
+    options = {"filter_width": 2, "filter_height": 2, "stride_w": 2, "stride_h": 2}
+    b.add_operator(op, [x], [y], options if op == "L2_POOL_2D" else None)
+    b.mark_output(y)
+    with pytest.raises(UnsupportedError) as info:
+        import_tflite_int8(b.build())
+    message = str(info.value)
+    assert "\n" not in message and f"operator 0 ({op}): a float operator" in message
+    assert "--frontend relax-tflite" in message and "docs/operators.md" in message
+
+
+def test_operator_page_lists_float_only_apart_from_not_yet() -> None:
+    from aot.frontend import operators
+
+    table = operators.int8_table()
+    assert "FLOOR" in table.float_only and "FLOOR" not in table.not_yet_supported
+    assert "MIRROR_PAD" in table.not_yet_supported
+    page = operators.render_markdown([table])
+    float_section = page.split("### Float only (use the float frontend)")[1]
+    assert "`FLOOR`" in float_section and "`MIRROR_PAD`" not in float_section
