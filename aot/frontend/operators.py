@@ -248,6 +248,27 @@ INT8_OPERATORS.update(
             "up to 5-D, numpy broadcasting of all three inputs; copies stored values",
         ),
         "REDUCE_MIN": (_SAME_Q, "any rank; constant axes (negative allowed); keep_dims honoured"),
+        "MIRROR_PAD": (
+            _SAME_Q,
+            "any rank; constant paddings (int32 or int64), each at most the dimension (minus "
+            "one in REFLECT mode); REFLECT or SYMMETRIC",
+        ),
+        "REVERSE_V2": (_SAME_Q, "any rank; constant axes (negative allowed), one or several"),
+        "BROADCAST_TO": (_SAME_Q, "any rank; constant shape; numpy broadcasting"),
+        "SPACE_TO_BATCH_ND": (
+            _SAME_Q,
+            "3-D or 4-D (as TFLite); constant block shape and paddings; padded values are "
+            "the output zero point",
+        ),
+        "BATCH_TO_SPACE_ND": (
+            _SAME_Q,
+            "3-D or 4-D (as TFLite); constant block shape and crops",
+        ),
+        "GATHER_ND": (
+            f"{_SAME_Q}; indices int32, int64 or int16, constant or computed",
+            "any rank; index depth up to the input's rank; constant indices must lie in "
+            "range, computed ones are clamped to it",
+        ),
     }
 )
 

@@ -170,7 +170,7 @@ OPERATORS: dict[str, OperatorSpec] = {
     "UNPACK": OperatorSpec("UnpackOptions"),
 }
 
-# Group D of issue 13 (comparisons, logical operators, SELECT_V2, float-only), kept apart from the
+# Group D of issue 13 (comparisons, logical operators, copies, float-only), kept apart from the
 # table above so that parallel additions do not collide.
 OPERATORS.update(
     {
@@ -184,6 +184,12 @@ OPERATORS.update(
         "LOGICAL_OR": OperatorSpec("LogicalOrOptions"),
         "LOGICAL_NOT": OperatorSpec("LogicalNotOptions"),
         "SELECT_V2": OperatorSpec("SelectV2Options"),
+        "MIRROR_PAD": OperatorSpec("MirrorPadOptions"),
+        "REVERSE_V2": OperatorSpec("ReverseV2Options"),
+        "BROADCAST_TO": OperatorSpec("BroadcastToOptions"),
+        "SPACE_TO_BATCH_ND": OperatorSpec("SpaceToBatchNDOptions"),
+        "BATCH_TO_SPACE_ND": OperatorSpec("BatchToSpaceNDOptions"),
+        "GATHER_ND": OperatorSpec("GatherNdOptions"),
         # Float-only operators, to test their refusal by the int8 importer.
         "CEIL": OperatorSpec(None),
         "COS": OperatorSpec(None),
