@@ -13,7 +13,11 @@ from typing import Any
 
 from tvm import te, tirx
 
-from aot.ops.fixedpoint import c32, multiply_by_quantized_multiplier_smaller_than_one_expr
+from aot.ops.fixedpoint import (
+    c32,
+    clamp_expr,
+    multiply_by_quantized_multiplier_smaller_than_one_expr,
+)
 from aot.ops.int8 import BROADCAST, INJECTIVE
 from aot.ops.int8_elementwise import _broadcast_load
 from aot.ops.int8_movement import _reduced_index, _shape
@@ -255,3 +259,129 @@ def gather_nd(data: te.Tensor, indices: te.Tensor, *, out_shape: Sequence[int]) 
         return data[(*position, *idx[outer:])]
 
     return te.compute(tuple(out_shape), body, name="gather_nd", tag=INJECTIVE)
+
+
+# -- DIV ----------------------------------------------------------------------------------
+
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
+
+
+def _wrap32(x: int) -> int:
+    return ((x + 2**31) % 2**32) - 2**31
+
+
+def _srdhm(a: int, b: int) -> int:
+    return _I32_MAX if a == b == _I32_MIN else (a * b + (1 << 30)) >> 31
+
+
+def _saturating_shl(x: int, exponent: int) -> int:
+    limit = (1 << (31 - exponent)) - 1
+    return _I32_MAX if x > limit else _I32_MIN if x < -limit else _wrap32(x << exponent)
+
+
+def _one_over_one_plus_x(a: int) -> int:
+    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` on Python ints (Q0.31 in and out),
+    the same steps as ``aot.ops.int8``'s TE version for SOFTMAX."""
+    half = (a + _I32_MAX + 1) >> 1
+    x = _wrap32(1515870810 + _srdhm(half, -1010580540))  # 48/17 - 32/17 d, Q2.29
+    for _ in range(3):
+        one_minus = _wrap32((1 << 29) - _srdhm(half, x))
+        x = _wrap32(x + _saturating_shl(_srdhm(x, one_minus), 2))
+    return _saturating_shl(x, 1)
+
+
+def reciprocal_table(size: int = 256) -> tuple[int, ...]:
+    """TFLite ``GetReciprocal(v, 31, &shift)``'s multiplier for v in [1, size) (index 0,
+    a division by zero, repeats v = 1); the shift is ``bit_length(v) - 1``, computed in
+    the kernel. Built at import: DIV's divisor is an int8 difference, so 255 values."""
+    table = []
+    for v in range(size):
+        v = max(v, 1)
+        headroom_plus_one = 32 - v.bit_length()
+        table.append(_one_over_one_plus_x(_wrap32((v << headroom_plus_one) - (1 << 31))))
+    return tuple(table)
+
+
+def _bit_length(x: Expr, bits: int) -> Expr:
+    """Bit length of a non-negative int32 below ``2**bits``: a flat sum of compares."""
+    total = c32(0)
+    for j in range(bits):
+        total = total + tirx.Select(x >= c32(1 << j), c32(1), c32(0))
+    return total
+
+
+def _x86_rounding_divide_by_pot(x: Expr, exponent: Expr) -> Expr:
+    """gemmlowp ``RoundingDivideByPOT`` as LiteRT's x86 build computes it, also for an
+    exponent of 32 to 63, which TFLite's int8 DIV reaches for small quotients: the mask
+    ``(1ll << e) - 1`` truncates to -1 and the shift count of ``x >> e`` is taken mod 32
+    (C leaves both undefined; aot writes them out so every target agrees with LiteRT)."""
+    from aot.ops.fixedpoint import rounding_divide_by_pot_expr
+
+    wide = tirx.Select(exponent >= c32(32), c32(-1), c32(0))  # -1: the truncated mask
+    shifted = x >> (exponent & c32(31))
+    threshold = c32(-1) + tirx.Select(x < c32(0), c32(1), c32(0))
+    high = shifted + tirx.Select(x > threshold, c32(1), c32(0))
+    low = rounding_divide_by_pot_expr(x, tirx.min(exponent, c32(31)))
+    return tirx.Select(wide < c32(0), high, low)
+
+
+def div(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    reciprocals: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    lhs_offset: int,
+    rhs_offset: int,
+    output_multiplier: int,
+    output_shift: int,
+    output_zp: int,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """TFLite ``reference_ops::DivElementwise`` (int8), numpy broadcasting: the divisor's
+    reciprocal from ``reciprocals`` (``GetReciprocal``), the dividend normalised by its
+    leading sign bits, then one requantization whose shift depends on both."""
+    from aot.ops.fixedpoint import srdhm_expr, wrapping_shift_left_expr
+
+    shape = tuple(out_shape)
+
+    def stage(name: str, fn: Any) -> te.Tensor:
+        # Intermediates in their own stages: used several times inside one expression,
+        # each would be copied into every use and the tree would grow exponentially.
+        return te.compute(shape, fn, name=name, tag=BROADCAST)
+
+    def offset(t: te.Tensor, idx: Sequence[Expr], value: int) -> Expr:
+        return _broadcast_load(t, idx).astype("int32") + c32(value)
+
+    def flip(*idx: Expr) -> Expr:  # the divisor made positive; a keeps the quotient's sign
+        a = offset(lhs, idx, lhs_offset)
+        return tirx.Select(offset(rhs, idx, rhs_offset) < c32(0), c32(0) - a, a)
+
+    dividend = stage("dividend", flip)
+    divisor = stage("divisor", lambda *idx: tirx.abs(offset(rhs, idx, rhs_offset)))
+
+    def leading_sign_bits(*idx: Expr) -> Expr:  # CountLeadingSignBits for |a| <= 255
+        a = dividend[idx]
+        return c32(31) - _bit_length(tirx.Select(a < c32(0), c32(-1) - a, a), 9)
+
+    headroom = stage("headroom", leading_sign_bits)
+    scaled = stage(
+        "scaled",
+        lambda *idx: srdhm_expr(
+            srdhm_expr(
+                wrapping_shift_left_expr(dividend[idx], headroom[idx]), reciprocals[divisor[idx]]
+            ),
+            output_multiplier,
+        ),
+    )
+    exponent = stage(
+        "exponent",
+        lambda *idx: headroom[idx] + _bit_length(divisor[idx], 9) - c32(1 + output_shift),
+    )
+
+    def body(*idx: Expr) -> Expr:
+        value = _x86_rounding_divide_by_pot(scaled[idx], exponent[idx])
+        return clamp_expr(value + c32(output_zp), act_min, act_max).astype("int8")
+
+    return te.compute(tuple(out_shape), body, name="div", tag=BROADCAST)
