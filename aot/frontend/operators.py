@@ -264,12 +264,6 @@ INT8_OPERATORS.update(
             _SAME_Q,
             "3-D or 4-D (as TFLite); constant block shape and crops",
         ),
-        "DIV": (
-            "int8, both inputs per-tensor",
-            f"any rank, numpy broadcasting; {_FUSED}; the real multiplier s1 / (s2 s_out) in "
-            "[2^-26, 2^23]; default (double) rounding only; a divisor equal to its zero "
-            "point gives an unspecified value (LiteRT fails the inference)",
-        ),
         "GATHER_ND": (
             f"{_SAME_Q}; indices int32, int64 or int16, constant or computed",
             "any rank; index depth up to the input's rank; constant indices must lie in "

@@ -297,35 +297,3 @@ def _gather_nd(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
         bb, int8_more.gather_nd, imp.value(ins[0]), imp.value(ins[1]), name="gather_nd_int8",
         out_shape=out.shape,
     )  # fmt: skip
-
-
-@_handler("DIV")
-def _div(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from tvm import relax
-
-    from aot.ops import int8_more
-
-    a, b = _elementwise._binary(imp, ins, out)
-    if fp.single_rounding():
-        raise imp.unsupported(
-            "int8 DIV follows TFLite's double-rounding kernel only (the one LiteRT runs); "
-            "import with the default or 'double' rounding"
-        )
-    opts = _options(op, "DivOptions")
-    act_min, act_max = (-128, 127) if opts is None else imp.activation(opts, out)
-    # div.cc Prepare: float scales, s1 / (s2 * s_out) in float, then QuantizeMultiplier.
-    real = _elementwise._f32_ratio(a.s, divisor=float(np.float32(b.s) * np.float32(out.s)))
-    m, s = fp.checked_quantize_multiplier(real)
-    # The kernel shifts right by headroom (23..31) + reciprocal shift (0..7) - s: LiteRT's
-    # result is reproducible for shifts up to 63 (see docs/int8.md), and never negative.
-    if not -25 <= s <= 23:
-        raise imp.unsupported(
-            f"the real multiplier {real:g} from the scales (input 1 / (input 2 * output)) is "
-            "outside [2^-26, 2^23], where TFLite's int8 DIV shifts out of range"
-        )
-    table = relax.const(np.asarray(int8_more.reciprocal_table(), dtype=np.int32))
-    return imp.emit(
-        bb, int8_more.div, imp.value(ins[0]), imp.value(ins[1]), table, name="div_int8",
-        out_shape=out.shape, lhs_offset=-a.zp, rhs_offset=-b.zp, output_multiplier=m,
-        output_shift=s, output_zp=out.zp, act_min=act_min, act_max=act_max,
-    )  # fmt: skip
