@@ -116,7 +116,7 @@ def compile_model(
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
     from aot.partition import partition
-    from aot.planning.order import schedule
+    from aot.planning.schedule import schedule
 
     def report(message: str) -> None:
         if progress is not None:

@@ -46,9 +46,9 @@ class CpuBackend(Backend):
         import tvm
         from tvm import tirx
 
-        from aot.lowering import TIR_CONFIG, tir_passes
         from aot.lowering.analysis import scratch_bytes
         from aot.lowering.schedule import fuse_for_memory
+        from aot.lowering.tir import TIR_CONFIG, tir_passes
 
         func = module[prim_name]
         # Relax op patterns: 0 elementwise, 1 broadcast; both may run in place on the

@@ -109,7 +109,7 @@ class LoweredModel:
     artifacts: tuple[Artifact, ...] = ()
     # The backends that emit the steps, by name ("cpu" always among them).
     backends: dict[str, Backend] = field(default_factory=dict, compare=False)
-    # Set by the planning stage (aot.planning.order.schedule): the peak of live
+    # Set by the planning stage (aot.planning.schedule.schedule): the peak of live
     # intermediate bytes in the frontend's operator order (the bound docs/memory_planning.md
     # defines), and tensor id -> tensor id whose memory it reuses (in-place steps).
     activation_lower_bound: int = 0
@@ -156,37 +156,6 @@ def relax_passes() -> list[object]:
         relax.transform.FuseOps(),
         relax.transform.FuseTIR(),
         relax.transform.DeadCodeElimination(),
-    ]
-
-
-# Fully unroll innermost loop nests of up to this many iterations (3x3 kernel taps, RGB
-# channels): on a Cortex-M the loop overhead there costs more than the multiply-adds.
-TIR_CONFIG = {"tirx.UnrollLoop": {"auto_max_step": 16, "explicit_unroll": True}}
-
-
-def tir_passes() -> list[object]:
-    """The s_tir lowering pipeline up to, not including, the packed-API passes."""
-    from tvm import s_tir, tirx
-
-    return [
-        s_tir.transform.CanonicalizeLoop(),
-        s_tir.transform.LowerInitBlock(),
-        s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
-        s_tir.transform.ConvertBlocksToOpaque(),
-        s_tir.transform.CompactBufferAllocation(),
-        s_tir.transform.LowerMatchBuffer(),
-        s_tir.transform.StmtSimplify(),
-        s_tir.transform.LowerOpaqueBlock(),
-        tirx.transform.FlattenBuffer(),
-        tirx.transform.NarrowDataType(32),
-        s_tir.transform.LoopPartition(),
-        tirx.transform.VectorizeLoop(False),
-        tirx.transform.StorageRewrite(),
-        tirx.transform.UnrollLoop(),
-        tirx.transform.StmtSimplify(),
-        tirx.transform.RemoveNoOp(),
-        s_tir.transform.RewriteUnsafeSelect(),
-        tirx.transform.CommonSubexprElim(),
     ]
 
 
@@ -366,7 +335,7 @@ def lower(
     cpu: Backend | None = None,
 ) -> LoweredModel:
     """Lower a partitioned model to per-step artifacts and a step graph (in the frontend's
-    order; ``aot.planning.order.schedule`` orders it for memory). An ``ImportedModel`` is
+    order; ``aot.planning.schedule.schedule`` orders it for memory). An ``ImportedModel`` is
     partitioned first with no accelerator: everything goes to the CPU."""
     import tvm
 

@@ -22,7 +22,7 @@ from aot.lowering import CONSTANT, lower
 from aot.partition import partition
 from aot.planning import Pool, plan_memory
 from aot.planning.liveness import workspace_buffers
-from aot.planning.order import schedule
+from aot.planning.schedule import schedule
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ from aot.lowering import lower
 from aot.partition import partition
 from aot.planning import Pool, plan_memory
 from aot.planning.liveness import workspace_buffers
-from aot.planning.order import schedule
+from aot.planning.schedule import schedule
 from aot.testing.shared import MLPERF_TINY, mlperf_tiny
 
 ROOT = Path(__file__).resolve().parents[2]

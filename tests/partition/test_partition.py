@@ -106,7 +106,7 @@ def test_region_operators_name_each_source_operator_once_in_order(model: str) ->
     # metadata.json's operators (what aot inspect and memory.svg show): that label, and
     # where the step runs.
     from aot.compiler import operators_metadata
-    from aot.planning.order import schedule
+    from aot.planning.schedule import schedule
 
     entry = operators_metadata(schedule(lower(parted, "m")))[0]
     assert entry["label"] == steps[0].label

@@ -13,7 +13,7 @@ from aot.lowering import lower
 from aot.planning import Pool, plan_memory
 from aot.planning.liveness import workspace_buffers
 from aot.planning.model import DEFAULT_TARGETS
-from aot.planning.order import schedule
+from aot.planning.schedule import schedule
 from aot.testing.shared import mlperf_tiny
 
 pytestmark = [pytest.mark.unit, pytest.mark.slow]

@@ -29,7 +29,7 @@ from aot.library import copy_runtime_headers, write_files
 from aot.lowering import lower
 from aot.partition import partition
 from aot.planning.model import PoolSpec
-from aot.planning.order import schedule
+from aot.planning.schedule import schedule
 from aot.testing.shared import mlperf_tiny
 from aot.toolchain import find_tool
 

@@ -43,8 +43,8 @@ class TinyAcc(Backend):
         import tvm
         from tvm import tirx
 
-        from aot.lowering import TIR_CONFIG, tir_passes
         from aot.lowering.analysis import scratch_bytes
+        from aot.lowering.tir import TIR_CONFIG, tir_passes
 
         (op,) = region.operators  # one operator per region: convolutions never touch here
         mod = tvm.IRModule({"k": op.function.with_attr("global_symbol", "k")})
