@@ -293,6 +293,9 @@ class _Importer:
                 continue
             info = self.tensors[index]
             initial = info.data if info.data is not None and info.data.any() else None
+            if initial is None and info.dtype == "int8" and info.zp != 0:
+                # TFLite's ResetVariableTensor fills an int8 variable with its zero point.
+                initial = np.full(info.shape, info.zp, np.int8)
             self.states[index] = StateSpec(info.name, info.shape, info.dtype, initial)
             var = relax.Var(
                 _identifier(info.name, used_names), relax.TensorType(info.shape, info.dtype)
@@ -1138,6 +1141,7 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
 from aot.frontend import (  # noqa: E402, F401
     tflite_int8_e,
     tflite_int8_elementwise,
+    tflite_int8_lstm,
     tflite_int8_math,
     tflite_int8_more,
     tflite_int8_movement,

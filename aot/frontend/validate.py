@@ -840,7 +840,7 @@ def validate(data: bytes, source: str) -> Validated:
 
 
 # Operators whose variable tensor (state) the int8 importer keeps in the persistent pool.
-STATEFUL_OPERATORS = frozenset({"SVDF"})
+STATEFUL_OPERATORS = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM"})
 
 
 def _state_of_stateful_operators(sg: Subgraph, index: int) -> bool:
@@ -871,6 +871,7 @@ def _check_supported(model: Model, source: str) -> None:
             if t.is_variable and not _state_of_stateful_operators(sg, t.index):
                 raise UnsupportedError(
                     f"{source}: {t.label()} is a variable tensor (operator state) read by an "
-                    f"operator other than SVDF, the one stateful operator aot supports; see "
+                    f"operator other than SVDF and UNIDIRECTIONAL_SEQUENCE_LSTM, the stateful "
+                    f"operators aot supports; see "
                     f"{OPERATORS_DOC}"
                 )

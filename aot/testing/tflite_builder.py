@@ -163,6 +163,11 @@ OPERATORS: dict[str, OperatorSpec] = {
     # TFLite's integer SVDF accepts only a RELU (which it does not apply).
     "SVDF": OperatorSpec("SVDFOptions", {"rank": 1, "fused_activation_function": "RELU"}),
     "TANH": OperatorSpec(None),
+    # The integer LSTM needs TANH here (its cell gate); clips 0 mean none.
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": OperatorSpec(
+        "UnidirectionalSequenceLSTMOptions",
+        {"fused_activation_function": "TANH", "cell_clip": 0.0, "proj_clip": 0.0},
+    ),
     "TRANSPOSE": OperatorSpec("TransposeOptions"),
     "TRANSPOSE_CONV": OperatorSpec(
         "TransposeConvOptions", {"padding": "SAME", "stride_w": 1, "stride_h": 1}
@@ -223,6 +228,7 @@ class _Operator:
     outputs: list[int]
     options: dict[str, Any]
     version: int
+    intermediates: list[int] = field(default_factory=list)
 
 
 def _camel(snake: str) -> str:
@@ -401,6 +407,14 @@ class TFLiteModelBuilder:
         self._operators.append(_Operator(op, list(inputs), list(outputs), encoded, version))
         return len(self._operators) - 1
 
+    def set_intermediates(self, op_index: int, tensors: Sequence[int]) -> None:
+        """Attach intermediate tensors to operator ``op_index``: the integer LSTM reads
+        the quantization of its gate results and hidden state from them."""
+        for index in tensors:
+            if not 0 <= index < len(self._tensors):
+                raise ValueError(f"intermediate tensor index {index} does not exist")
+        self._operators[op_index].intermediates = list(tensors)
+
     def mark_output(self, index: int) -> None:
         """Make tensor ``index`` the next model output."""
         if not 0 <= index < len(self._tensors):
@@ -525,10 +539,13 @@ class TFLiteModelBuilder:
         options = _write_options(fbb, table, op.options) if table is not None else None
         inputs = _int32_vector(fbb, op.inputs)
         outputs = _int32_vector(fbb, op.outputs)
+        intermediates = _int32_vector(fbb, op.intermediates) if op.intermediates else None
         _fb_operator.OperatorStart(fbb)
         _fb_operator.OperatorAddOpcodeIndex(fbb, opcode_index)
         _fb_operator.OperatorAddInputs(fbb, inputs)
         _fb_operator.OperatorAddOutputs(fbb, outputs)
+        if intermediates is not None:
+            _fb_operator.OperatorAddIntermediates(fbb, intermediates)
         if options is not None and table is not None:
             _fb_operator.OperatorAddBuiltinOptionsType(fbb, getattr(BuiltinOptions, table))
             _fb_operator.OperatorAddBuiltinOptions(fbb, options)

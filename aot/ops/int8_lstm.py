@@ -1,0 +1,336 @@
+"""TFLite's full-integer LSTM (8x8->16) as TE computes, bit for bit.
+
+The recurrence runs over time, so the importer unrolls it: per time step one compute
+returns the next int16 cell state and one the next int8 output state (docs/int8.md,
+"UNIDIRECTIONAL_SEQUENCE_LSTM"). The gate activations are gemmlowp's int16 fixed-point
+``logistic`` and ``tanh`` (as ``tensor_utils::ApplySigmoid``/``ApplyTanh`` call them),
+computed here on int16 values held in int32 expressions, one elementwise stage per
+intermediate value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tvm import te, tirx
+
+from aot.ops.fixedpoint import (
+    c32,
+    clamp_expr,
+    multiply_by_quantized_multiplier_expr,
+    rounding_divide_by_pot_expr,
+)
+
+Expr = Any
+
+_MIN16, _MAX16 = -32768, 32767
+# gemmlowp writes its fixed-point constants as int32 raw values; for int16 it divides
+# them by 2**16 rounding half away from zero (RescaleConstantInitializer).
+
+
+def _c16(raw32: int) -> int:
+    return (raw32 + (1 << 15) - (1 if raw32 < 0 else 0)) >> 16
+
+
+_EXP_M1_8 = _c16(1895147668)  # exp(-1/8) in F0
+_ONE_THIRD = _c16(715827883)
+_48_OVER_17 = _c16(1515870810)  # in F2
+_NEG_32_OVER_17 = _c16(-1010580540)
+# exp(-2**k) for k = -2..4, applied bit by bit to the input's integer part.
+_EXP_BARREL = tuple(
+    (k, _c16(raw))
+    for k, raw in ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+                   (2, 39332535), (3, 720401), (4, 242))
+)  # fmt: skip
+
+
+def _select(cond: Expr, a: Expr | int, b: Expr | int) -> Expr:
+    return tirx.Select(
+        cond, c32(a) if isinstance(a, int) else a, c32(b) if isinstance(b, int) else b
+    )
+
+
+def wrap16(x: Expr) -> Expr:
+    """int16 two's-complement wrap-around of an int32 value (gemmlowp's plain Add/Sub)."""
+    return ((x + c32(32768)) & c32(0xFFFF)) - c32(32768)
+
+
+def sat16(x: Expr) -> Expr:
+    return clamp_expr(x, _MIN16, _MAX16)
+
+
+def srdhm16(a: Expr, b: Expr | int) -> Expr:
+    """gemmlowp ``SaturatingRoundingDoublingHighMul`` on int16: the nudge and the
+    division toward zero by 2**15 equal ``(a*b + 2**14) >> 15``; only -32768 * -32768
+    exceeds int16, and the clamp gives gemmlowp's saturated 32767 there."""
+    b = c32(b) if isinstance(b, int) else b
+    return tirx.min((a * b + c32(1 << 14)) >> c32(15), c32(_MAX16))
+
+
+def rdbpot(x: Expr, exponent: int) -> Expr:
+    return rounding_divide_by_pot_expr(x, exponent)
+
+
+def srmbpot16(x: Expr, exponent: int) -> Expr:
+    """gemmlowp ``SaturatingRoundingMultiplyByPOT`` on int16."""
+    if exponent == 0:
+        return x
+    if exponent < 0:
+        return rdbpot(x, -exponent)
+    threshold = (1 << (15 - exponent)) - 1
+    shifted = x * c32(1 << exponent)
+    return _select(x > c32(threshold), _MAX16, _select(x < c32(-threshold), _MIN16, shifted))
+
+
+class _Stages:
+    """Elementwise int32 stages over one shape. Each intermediate value is its own
+    compute (a buffer), so a value used several times (the Taylor terms, Newton-Raphson)
+    is computed once: inlined, the expression tree grows exponentially."""
+
+    def __init__(self, shape: Sequence[Any], prefix: str) -> None:
+        self.shape = tuple(shape)
+        self.prefix = prefix
+        self.count = 0
+
+    def __call__(self, fn: Callable[..., Expr], *tensors: te.Tensor) -> te.Tensor:
+        self.count += 1
+        return te.compute(
+            self.shape,
+            lambda *i: fn(*(t[i].astype("int32") for t in tensors)),
+            name=f"{self.prefix}{self.count}",
+        )
+
+
+def _exp_on_quarter_interval(st: _Stages, a: te.Tensor) -> te.Tensor:
+    """exp(a) for a in [-1/4, 0), F0 -> F0: Taylor around -1/8."""
+    x = st(lambda a: wrap16(a + c32(1 << 12)), a)
+    x2 = st(lambda x: srdhm16(x, x), x)
+    x3 = st(srdhm16, x2, x)
+    x4 = st(lambda x2: srdhm16(x2, x2), x2)
+    poly = st(
+        lambda x4, x3, x2: rdbpot(
+            wrap16(srdhm16(wrap16(rdbpot(x4, 2) + x3), _ONE_THIRD) + x2), 1
+        ),
+        x4, x3, x2,
+    )  # fmt: skip
+    return st(lambda x, p: sat16(c32(_EXP_M1_8) + srdhm16(c32(_EXP_M1_8), wrap16(x + p))), x, poly)
+
+
+def exp_on_negative_values16(st: _Stages, a: te.Tensor, integer_bits: int) -> te.Tensor:
+    """gemmlowp ``exp_on_negative_values`` for FixedPoint<int16, integer_bits> -> F0."""
+    frac = 15 - integer_bits
+    quarter = 1 << (frac - 2)
+    amq = st(lambda a: wrap16((a & c32(quarter - 1)) - c32(quarter)), a)
+    remainder = st(lambda m, a: wrap16(m - a), amq, a)
+    result = _exp_on_quarter_interval(st, st(lambda m: srmbpot16(m, integer_bits), amq))
+    for exponent, multiplier in _EXP_BARREL:
+        if integer_bits > exponent:
+            bit = c32(1 << (frac + exponent))
+            result = st(
+                lambda r, rem, m=multiplier, bit=bit: _select(
+                    (rem & bit) != c32(0), srdhm16(r, m), r
+                ),
+                result, remainder,
+            )  # fmt: skip
+    if integer_bits > 5:
+        clamp = _c16(-(1 << (36 - integer_bits)))
+        result = st(lambda r, a: _select(a < c32(clamp), 0, r), result, a)
+    return st(lambda r, a: _select(a == c32(0), _MAX16, r), result, a)
+
+
+def _rounding_half_sum16(a: Expr, b: int) -> Expr:
+    s = a + c32(b)
+    return _select(s >= c32(0), (s + c32(1)) >> c32(1), c32(0) - ((c32(1) - s) >> c32(1)))
+
+
+def _newton_reciprocal(st: _Stages, a: te.Tensor) -> te.Tensor:
+    """1 / (1 + a) / 2 in F2, three Newton-Raphson steps on half the denominator."""
+    hd = st(lambda a: _rounding_half_sum16(a, _MAX16), a)
+    x = st(lambda d: wrap16(c32(_48_OVER_17) + srdhm16(d, _NEG_32_OVER_17)), hd)
+    for _ in range(3):
+        one_minus = st(lambda d, x: wrap16(c32(1 << 13) - srdhm16(d, x)), hd, x)
+        x = st(lambda x, o: wrap16(x + srmbpot16(srdhm16(x, o), 2)), x, one_minus)
+    return x
+
+
+def logistic16(st: _Stages, a: te.Tensor, integer_bits: int = 3) -> te.Tensor:
+    """gemmlowp ``logistic`` FixedPoint<int16, integer_bits> -> F0 (raw int16 values)."""
+    neg_abs = st(lambda v: _select(v > c32(0), wrap16(c32(0) - v), v), a)
+    exp = exp_on_negative_values16(st, neg_abs, integer_bits)
+    positive = st(lambda x: srmbpot16(x, 1), _newton_reciprocal(st, exp))
+    return st(
+        lambda v, rp: _select(
+            v == c32(0), 1 << 14, _select(v > c32(0), rp, wrap16(c32(_MAX16) - rp))
+        ),
+        a, positive,
+    )  # fmt: skip
+
+
+def tanh16(st: _Stages, a: te.Tensor, integer_bits: int) -> te.Tensor:
+    """gemmlowp ``tanh`` FixedPoint<int16, integer_bits> -> F0 (raw int16 values)."""
+    neg_abs = st(lambda v: _select(v < c32(0), v, wrap16(c32(0) - v)), a)
+    # ExactMulByPot<1>: the same raw value read with one more integer bit.
+    exp = exp_on_negative_values16(st, neg_abs, integer_bits + 1)
+    t = st(lambda x: srmbpot16(wrap16(x - c32(1 << 13)), 2), _newton_reciprocal(st, exp))
+    return st(
+        lambda v, t: _select(v == c32(0), 0, _select(v < c32(0), wrap16(c32(0) - t), t)),
+        a, t,
+    )  # fmt: skip
+
+
+def fixedpoint16(data: te.Tensor, *, function: str, integer_bits: int) -> te.Tensor:
+    """``logistic16`` or ``tanh16`` elementwise on an int16 tensor (tested on its own)."""
+    st = _Stages(data.shape, function)
+    fn = logistic16 if function == "logistic" else tanh16
+    result = fn(st, data, integer_bits)
+    return te.compute(data.shape, lambda *i: result[i].astype("int16"), name=function)
+
+
+def _step_input(data: te.Tensor, step: int, time_major: bool) -> Callable[[Expr, Expr], Expr]:
+    if time_major:
+        return lambda b, k: data[step, b, k]
+    return lambda b, k: data[b, step, k]
+
+
+def _gate_pre(
+    x: Callable[[Expr, Expr], Expr],
+    n_input: int,
+    state: te.Tensor,
+    w_in: te.Tensor,
+    w_rec: te.Tensor,
+    bias: te.Tensor,
+    gate: int,
+    scales: Sequence[int],
+    shape: tuple[int, int],
+) -> te.Tensor:
+    """The int16 gate input before its activation: the input and recurrent products,
+    each requantized and added with int16 saturation (MatrixBatchVectorMultiplyAccumulate
+    twice)."""
+    n_output = int(state.shape[1])
+    m_in, s_in, m_rec, s_rec = scales
+    ki = te.reduce_axis((0, n_input), f"ki{gate}")
+    kr = te.reduce_axis((0, n_output), f"kr{gate}")
+    acc_in = te.compute(
+        shape,
+        lambda b, c: te.sum(x(b, ki).astype("int32") * w_in[gate, c, ki].astype("int32"), axis=ki),
+        name=f"acc_in{gate}",
+    )
+    acc_rec = te.compute(
+        shape,
+        lambda b, c: te.sum(
+            state[b, kr].astype("int32") * w_rec[gate, c, kr].astype("int32"), axis=kr
+        ),
+        name=f"acc_rec{gate}",
+    )
+
+    def body(b: Expr, c: Expr) -> Expr:
+        first = sat16(
+            multiply_by_quantized_multiplier_expr(acc_in[b, c] + bias[2 * gate, c], m_in, s_in)
+        )
+        second = multiply_by_quantized_multiplier_expr(
+            acc_rec[b, c] + bias[2 * gate + 1, c], m_rec, s_rec
+        )
+        return sat16(second + first).astype("int16")
+
+    return te.compute(shape, body, name=f"gate{gate}")
+
+
+def lstm_cell(
+    data: te.Tensor,
+    output_state: te.Tensor,
+    cell_state: te.Tensor,
+    w_in: te.Tensor,
+    w_rec: te.Tensor,
+    bias: te.Tensor,
+    *,
+    step: int,
+    time_major: bool,
+    cifg: bool,
+    scales: Sequence[int],
+    cell_scale: int,
+    cell_clip: int,
+) -> te.Tensor:
+    """The next int16 cell state [batch, n_cell] of time step ``step``.
+
+    ``w_in``/``w_rec`` stack the gates (input, forget, cell, output) on axis 0; ``bias``
+    holds per gate the input-side and the recurrent-side effective bias (rows 2g, 2g+1);
+    ``scales`` four (multiplier, shift) pairs flattened per gate: input then recurrent.
+    """
+    batch, n_cell = (int(d) for d in cell_state.shape)
+    n_input = int(data.shape[2])
+    x = _step_input(data, step, time_major)
+    shape = (batch, n_cell)
+    pre = {
+        g: _gate_pre(
+            x, n_input, output_state, w_in, w_rec, bias, g, scales[4 * g : 4 * g + 4], shape
+        )
+        for g in ((1, 2) if cifg else (0, 1, 2))
+    }
+
+    st = _Stages(shape, "act")
+    forget = logistic16(st, pre[1])
+    gate_in = st(lambda f: c32(_MAX16) - f, forget) if cifg else logistic16(st, pre[0])
+    candidate = tanh16(st, pre[2], 3)
+
+    def body(b: Expr, c: Expr) -> Expr:
+        f, i, g = (t[b, c].astype("int32") for t in (forget, gate_in, candidate))
+        kept = wrap16(rdbpot(f * cell_state[b, c].astype("int32"), 15))
+        new = wrap16(rdbpot(i * g, 30 + cell_scale))
+        total = sat16(kept + new)
+        if cell_clip > 0:
+            total = clamp_expr(total, -cell_clip, cell_clip)
+        return total.astype("int16")
+
+    return te.compute(shape, body, name="lstm_cell")
+
+
+def lstm_hidden(
+    data: te.Tensor,
+    output_state: te.Tensor,
+    cell_state: te.Tensor,
+    w_in: te.Tensor,
+    w_rec: te.Tensor,
+    bias: te.Tensor,
+    *,
+    step: int,
+    time_major: bool,
+    scales: Sequence[int],
+    cell_scale: int,
+    hidden_multiplier: int,
+    hidden_shift: int,
+    hidden_zp: int,
+) -> te.Tensor:
+    """The next int8 output state [batch, n_output] of time step ``step``, from the
+    output gate (reading the previous output state) and the new cell state."""
+    batch, n_cell = (int(d) for d in cell_state.shape)
+    n_input = int(data.shape[2])
+    x = _step_input(data, step, time_major)
+    gate = _gate_pre(x, n_input, output_state, w_in, w_rec, bias, 3, scales[12:16], (batch, n_cell))
+
+    st = _Stages((batch, n_cell), "act")
+    gate_out = logistic16(st, gate)
+    cell_tanh = tanh16(st, cell_state, 15 + cell_scale)
+
+    def body(b: Expr, c: Expr) -> Expr:
+        product = gate_out[b, c].astype("int32") * cell_tanh[b, c].astype("int32")
+        scaled = multiply_by_quantized_multiplier_expr(product, hidden_multiplier, hidden_shift)
+        return clamp_expr(scaled + c32(hidden_zp), -128, 127).astype("int8")
+
+    return te.compute((batch, n_cell), body, name="lstm_hidden")
+
+
+def lstm_sequence(*steps: te.Tensor, time_major: bool) -> te.Tensor:
+    """The operator's output: the output state of every time step, [batch, time, n]
+    (or [time, batch, n] when time-major)."""
+    batch, n = (int(d) for d in steps[0].shape)
+
+    def body(i: Expr, j: Expr, k: Expr) -> Expr:
+        b, t = (j, i) if time_major else (i, j)
+        value = steps[-1][b, k]
+        for index in range(len(steps) - 2, -1, -1):
+            value = tirx.Select(t == index, steps[index][b, k], value)
+        return value
+
+    shape = (len(steps), batch, n) if time_major else (batch, len(steps), n)
+    return te.compute(shape, body, name="lstm_output")

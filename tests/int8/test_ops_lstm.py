@@ -1,0 +1,102 @@
+"""The integer UNIDIRECTIONAL_SEQUENCE_LSTM bit-exact with LiteRT's reference kernels, with
+both states carried across invocations as LiteRT's interpreter carries them, and
+restored by a reset (the int8 output state to its zero point, as TFLite resets it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aot.errors import UnsupportedError
+from aot.frontend.tflite_int8 import import_tflite_int8
+from aot.validate.reference import TFLiteReference
+from tests.int8.harness import compile_vm, random_input
+from tests.int8.lstm_models import lstm_model
+
+pytestmark = pytest.mark.unit
+
+OP = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+STEPS = 4  # invocations per model: the states carry them
+
+
+def _initial(imported) -> list[np.ndarray]:
+    return [np.zeros(s.shape, s.dtype) if s.initial is None else s.initial for s in imported.states]
+
+
+def _run(model: bytes, plan: list) -> list[np.ndarray]:
+    """Our module over a plan of inputs and "reset" entries, threading the states."""
+    import tvm
+
+    imported, vm = compile_vm(model)
+    states = _initial(imported)
+    outputs = []
+    for entry in plan:
+        if isinstance(entry, str):
+            states = _initial(imported)
+            continue
+        result = [r.numpy() for r in vm["main"](*(tvm.runtime.tensor(a) for a in (entry, *states)))]
+        outputs.append(result[0])
+        states = result[1:]
+    return outputs
+
+
+def _reference(model: bytes, plan: list) -> list[np.ndarray]:
+    reference = TFLiteReference(model)
+    outputs = []
+    for entry in plan:
+        if isinstance(entry, str):
+            reference.interpreter.reset_all_variables()
+        else:
+            outputs.append(reference.run([entry])[0])
+    return outputs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lstm_carries_state_like_litert(seed: int) -> None:
+    rng = np.random.default_rng(700 + seed)
+    shape = dict(
+        batch=int(rng.integers(1, 3)),
+        steps=int(rng.integers(1, 4)),
+        n_input=int(rng.integers(1, 9)),
+        n_cell=int(rng.integers(1, 9)),
+        cifg=seed % 3 == 1,
+        time_major=seed % 2 == 1,
+        cell_clip=float(rng.uniform(1.0, 4.0)) if seed % 3 == 2 else 0.0,
+        cell_scale_log2=int(rng.integers(-15, -8)),
+    )
+    model = lstm_model(rng, **shape)
+    leading = (
+        (shape["steps"], shape["batch"])
+        if shape["time_major"]
+        else (shape["batch"], shape["steps"])
+    )
+    inputs = [random_input(rng, (*leading, shape["n_input"])) for _ in range(STEPS)]
+    # A reset, then the first inputs again: the first outputs again.
+    plan = [*inputs, "reset", *inputs[:2]]
+    expected = _reference(model, plan)
+    actual = _run(model, plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert np.array_equal(a, e), (step, shape, a, e)
+    assert [a.tobytes() for a in actual[STEPS:]] == [a.tobytes() for a in actual[:2]]
+    # Not all saturated: the scales exercise the gates.
+    assert np.abs(np.concatenate([e.ravel() for e in expected]).astype(int)).min() < 127
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"peephole": True}, r"peephole weights \(cell_to_\*\) are not supported"),
+        ({"layer_norm": True}, r"layer normalization is not supported"),
+        ({"projection": True}, r"projection weights are not supported"),
+        ({"activation": "RELU"}, r"fused activation RELU; the integer LSTM needs TANH"),
+        ({"cell_scale_log2": -8}, r"cell state scale .* must be a power of two"),
+    ],
+)
+def test_lstm_refused_options_name_the_option(kwargs: dict, message: str) -> None:
+    rng = np.random.default_rng(3)
+    model = lstm_model(rng, **kwargs)
+    with pytest.raises(
+        UnsupportedError,
+        match=rf"operator 0 \({OP}\): {message}.*docs/operators.md",
+    ):
+        import_tflite_int8(model)
