@@ -100,3 +100,26 @@ def test_lstm_refused_options_name_the_option(kwargs: dict, message: str) -> Non
         match=rf"operator 0 \({OP}\): {message}.*docs/operators.md",
     ):
         import_tflite_int8(model)
+
+
+@pytest.mark.toolchain
+def test_lstm_on_the_host_keeps_both_states_and_resets(tmp_path) -> None:
+    import json
+
+    from aot.testing.harness import build, run_session
+    from tests.int8.svdf_models import litert_session, session_plan
+
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(lstm_model(np.random.default_rng(8), batch=1, steps=4, n_cell=6, cifg=True))
+    folder = build(path, tmp_path / "out", "host")
+    memory = json.loads((folder / "metadata.json").read_text())["memory"]
+    state = next(p for p in memory["pools"] if p.get("kind") == "persistent")
+    # The int8 output state (6 bytes) and the int16 cell state (12), each aligned to 16.
+    assert state["used_bytes"] == 32
+    assert [s["name"] for s in memory["states"]] == ["output_state", "cell_state"]
+    plan = session_plan(4, (1, 4, 5))
+    actual = [o[0] for o in run_session(folder, plan)]
+    expected = litert_session(path.read_bytes(), plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert np.array_equal(a, e), (step, a, e)
+    assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]

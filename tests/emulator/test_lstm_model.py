@@ -1,0 +1,41 @@
+"""An integer UNIDIRECTIONAL_SEQUENCE_LSTM on mps2_an386 under QEMU: its output and cell
+states carry across inferences in the persistent pool exactly as LiteRT's interpreter
+carries them across invoke() calls, and the RESET command restores them (the int8 output
+state to its zero point)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from emulator_helpers import require_tools
+
+from aot.testing.harness import build, run_session
+from tests.int8.lstm_models import lstm_model
+from tests.int8.svdf_models import litert_session, session_plan
+
+pytestmark = pytest.mark.emulator
+
+BOARD = "mps2_an386"
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
+
+
+def test_lstm_states_on_the_m4_are_bit_exact_and_reset(tmp_path: Path) -> None:
+    # Two batches and three time steps, CIFG off, a cell clip: most branches at once.
+    data = lstm_model(
+        np.random.default_rng(57), batch=2, steps=3, n_input=6, n_cell=5, cell_clip=3.0
+    )
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(data)
+    folder = build(path, tmp_path / "out", BOARD)
+    plan = session_plan(23, (2, 3, 6))
+    actual = [o[0] for o in run_session(folder, plan)]
+    expected = litert_session(data, plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert np.array_equal(a, e), (step, a, e)
+    assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
