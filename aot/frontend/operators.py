@@ -218,10 +218,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (
         "int8 input, output and output state, per-tensor; int8 weights (zero point 0), "
         "int32 biases, int16 cell state (zero point 0, scale 2**-15..2**-9)",
-        "3-D input, batch- or time-major; full-integer (8x8->16) with CIFG, cell clip, "
-        "fused activation TANH and the converter's 5 intermediate tensors; the time loop "
-        "is unrolled; both states are kept in the persistent pool and reset by "
-        "aot_<name>_reset(); peephole, projection, layer norm and 16x8 are refused",
+        "3-D input, batch- or time-major; full-integer (8x8->16) with CIFG, peephole "
+        "(int16 weights), cell clip, fused activation TANH and the converter's 5 "
+        "intermediate tensors; the time loop is unrolled; both states are kept in the "
+        "persistent pool and reset by aot_<name>_reset(); projection, layer norm and "
+        "16x8 are refused",
     ),
     "TRANSPOSE": (_INT8, "any rank; constant permutation"),
     "TRANSPOSE_CONV": (

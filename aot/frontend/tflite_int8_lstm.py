@@ -56,8 +56,6 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     imp.expect(out, ["int8"], "output")
     if any(present(i) for i in _LAYER_NORM):
         raise imp.unsupported("layer normalization is not supported yet")
-    if any(present(i) for i in _PEEPHOLE):
-        raise imp.unsupported("peephole weights (cell_to_*) are not supported yet")
     if any(present(i) for i in _PROJECTION):
         raise imp.unsupported("projection weights are not supported yet")
     opts = _required_options(imp, op, "UnidirectionalSequenceLSTMOptions")
@@ -139,6 +137,26 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
         m_in, s_in = fp.checked_quantize_multiplier(_effective(wi.s, x.s, gate_scale))
         m_rec, s_rec = fp.checked_quantize_multiplier(_effective(wr.s, h.s, gate_scale))
         scales[4 * g : 4 * g + 4] = [m_in, s_in, m_rec, s_rec]
+    # Peephole weights: int16 [n_cell] per gate (none for the cell gate, nor the input
+    # gate with CIFG); scale 2**cell_scale * w_s / 2**-12 in double, stored as float.
+    peephole = None
+    peephole_scales = [0] * 8
+    peep_gates = [g for g in (0, 1, 3) if g in gates]
+    if any(present(i) for i in _PEEPHOLE):
+        peephole = np.zeros((4, n_cell), np.int16)
+        for g in peep_gates:
+            index = _PEEPHOLE[(0, 1, None, 2)[g]]
+            if not present(index):
+                raise imp.unsupported("peephole weights must be present for every gate or none")
+            info = imp.tensors[ins[index]]
+            imp.expect(info, ["int16"], "peephole weights")
+            imp.per_tensor(info, "peephole weights")
+            values = imp.constant(ins[index], "peephole weights")
+            if int(np.prod(values.shape)) != n_cell:
+                raise imp.unsupported(f"peephole weights {info.name!r} must have {n_cell} values")
+            peephole[g] = values.reshape(n_cell)
+            scale = float(_f32(2.0**cell_scale * info.s / float(_f32(gate_scale))))
+            peephole_scales[2 * g : 2 * g + 2] = fp.checked_quantize_multiplier(scale)
     if np.abs(bias_all).max(initial=0) >= 2**31:
         raise imp.unsupported("an effective gate bias exceeds int32")
     # 2**-15 / hidden_scale * 2**-15 in double, stored in a float, as TFLite does.
@@ -151,6 +169,7 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     w_in_c = relax.const(w_in_all)
     w_rec_c = relax.const(w_rec_all)
     bias_c = relax.const(bias_all.astype(np.int32))
+    peephole_c = None if peephole is None else relax.const(peephole)
     data = imp.value(ins[_INPUT])
     out_state = imp.value(ins[_OUTPUT_STATE])
     cell = imp.value(ins[_CELL_STATE])
@@ -160,13 +179,16 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
         cell = bb.emit(relax.op.reshape(cell, (batch, n_cell)))
     outputs = []
     for t in range(steps):
-        common = dict(step=t, time_major=time_major, scales=scales, cell_scale=cell_scale)
+        common = dict(
+            step=t, time_major=time_major, scales=scales, peephole_scales=peephole_scales,
+            cell_scale=cell_scale,
+        )  # fmt: skip
         cell = imp.emit(
-            bb, int8_lstm.lstm_cell, data, out_state, cell, w_in_c, w_rec_c, bias_c,
+            bb, int8_lstm.lstm_cell, data, out_state, cell, w_in_c, w_rec_c, bias_c, peephole_c,
             name="lstm_cell_int8", cifg=cifg, cell_clip=cell_clip, **common,
         )  # fmt: skip
         out_state = imp.emit(
-            bb, int8_lstm.lstm_hidden, data, out_state, cell, w_in_c, w_rec_c, bias_c,
+            bb, int8_lstm.lstm_hidden, data, out_state, cell, w_in_c, w_rec_c, bias_c, peephole_c,
             name="lstm_hidden_int8", hidden_multiplier=m_h, hidden_shift=s_h,
             hidden_zp=hidden.zp, **common,
         )  # fmt: skip

@@ -203,10 +203,11 @@ def _gate_pre(
     gate: int,
     scales: Sequence[int],
     shape: tuple[int, int],
+    peephole: tuple[te.Tensor, te.Tensor, int, int] | None = None,
 ) -> te.Tensor:
     """The int16 gate input before its activation: the input and recurrent products,
     each requantized and added with int16 saturation (MatrixBatchVectorMultiplyAccumulate
-    twice)."""
+    twice), then the peephole term (weights, cell state, multiplier, shift) likewise."""
     n_output = int(state.shape[1])
     m_in, s_in, m_rec, s_rec = scales
     ki = te.reduce_axis((0, n_input), f"ki{gate}")
@@ -231,9 +232,22 @@ def _gate_pre(
         second = multiply_by_quantized_multiplier_expr(
             acc_rec[b, c] + bias[2 * gate + 1, c], m_rec, s_rec
         )
-        return sat16(second + first).astype("int16")
+        total = sat16(second + first)
+        if peephole is not None:
+            weights, cell, multiplier, shift = peephole
+            product = weights[gate, c].astype("int32") * cell[b, c].astype("int32")
+            total = sat16(multiply_by_quantized_multiplier_expr(product, multiplier, shift) + total)
+        return total.astype("int16")
 
     return te.compute(shape, body, name=f"gate{gate}")
+
+
+def _peephole(
+    weights: te.Tensor | None, cell: te.Tensor, scales: Sequence[int], gate: int
+) -> tuple[te.Tensor, te.Tensor, int, int] | None:
+    if weights is None or gate == 2:  # the cell gate has no peephole
+        return None
+    return weights, cell, scales[2 * gate], scales[2 * gate + 1]
 
 
 def lstm_cell(
@@ -243,11 +257,13 @@ def lstm_cell(
     w_in: te.Tensor,
     w_rec: te.Tensor,
     bias: te.Tensor,
+    peephole: te.Tensor | None,
     *,
     step: int,
     time_major: bool,
     cifg: bool,
     scales: Sequence[int],
+    peephole_scales: Sequence[int],
     cell_scale: int,
     cell_clip: int,
 ) -> te.Tensor:
@@ -256,6 +272,8 @@ def lstm_cell(
     ``w_in``/``w_rec`` stack the gates (input, forget, cell, output) on axis 0; ``bias``
     holds per gate the input-side and the recurrent-side effective bias (rows 2g, 2g+1);
     ``scales`` four (multiplier, shift) pairs flattened per gate: input then recurrent.
+    ``peephole`` [4, n_cell] int16 (or None) with ``peephole_scales`` a (multiplier,
+    shift) pair per gate; the input and forget gates read the previous cell state.
     """
     batch, n_cell = (int(d) for d in cell_state.shape)
     n_input = int(data.shape[2])
@@ -263,7 +281,16 @@ def lstm_cell(
     shape = (batch, n_cell)
     pre = {
         g: _gate_pre(
-            x, n_input, output_state, w_in, w_rec, bias, g, scales[4 * g : 4 * g + 4], shape
+            x,
+            n_input,
+            output_state,
+            w_in,
+            w_rec,
+            bias,
+            g,
+            scales[4 * g : 4 * g + 4],
+            shape,
+            _peephole(peephole, cell_state, peephole_scales, g),
         )
         for g in ((1, 2) if cifg else (0, 1, 2))
     }
@@ -292,10 +319,12 @@ def lstm_hidden(
     w_in: te.Tensor,
     w_rec: te.Tensor,
     bias: te.Tensor,
+    peephole: te.Tensor | None,
     *,
     step: int,
     time_major: bool,
     scales: Sequence[int],
+    peephole_scales: Sequence[int],
     cell_scale: int,
     hidden_multiplier: int,
     hidden_shift: int,
@@ -306,7 +335,11 @@ def lstm_hidden(
     batch, n_cell = (int(d) for d in cell_state.shape)
     n_input = int(data.shape[2])
     x = _step_input(data, step, time_major)
-    gate = _gate_pre(x, n_input, output_state, w_in, w_rec, bias, 3, scales[12:16], (batch, n_cell))
+    # The output gate's peephole reads the new cell state.
+    gate = _gate_pre(
+        x, n_input, output_state, w_in, w_rec, bias, 3, scales[12:16], (batch, n_cell),
+        _peephole(peephole, cell_state, peephole_scales, 3),
+    )  # fmt: skip
 
     st = _Stages((batch, n_cell), "act")
     gate_out = logistic16(st, gate)

@@ -26,10 +26,11 @@ def _tools() -> None:
 
 
 def test_lstm_states_on_the_m4_are_bit_exact_and_reset(tmp_path: Path) -> None:
-    # Two batches and three time steps, CIFG off, a cell clip: most branches at once.
+    # Two batches and three time steps, peephole, a cell clip: most branches at once.
     data = lstm_model(
-        np.random.default_rng(57), batch=2, steps=3, n_input=6, n_cell=5, cell_clip=3.0
-    )
+        np.random.default_rng(57), batch=2, steps=3, n_input=6, n_cell=5, cell_clip=3.0,
+        peephole=True,
+    )  # fmt: skip
     path = tmp_path / "lstm.tflite"
     path.write_bytes(data)
     folder = build(path, tmp_path / "out", BOARD)

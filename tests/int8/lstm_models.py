@@ -30,8 +30,8 @@ def lstm_model(
     activation: str = "TANH",
 ) -> bytes:
     """One LSTM; weights scaled so that the gate inputs span a few units of Q3.12 (the
-    activations' interesting range) and now and then saturate. ``peephole``,
-    ``layer_norm`` and ``projection`` add those (int16 / int8) weights, which aot
+    activations' interesting range) and now and then saturate. ``peephole`` adds int16
+    cell-to-gate weights; ``layer_norm`` and ``projection`` add those weights, which aot
     refuses."""
     b = TFLiteModelBuilder()
     x_scale = _f32(rng.uniform(0.02, 0.08))
@@ -66,7 +66,8 @@ def lstm_model(
     ones16 = np.ones(n_cell, np.int16)
     if peephole:
         for i in range(10 if cifg else 9, 12):  # cell_to_{input, forget, output}
-            inputs[i] = b.add_constant(f"peephole{i}", ones16, scale=2.0**-10, zero_point=0)
+            w16 = rng.integers(-1024, 1024, n_cell, dtype=np.int16)
+            inputs[i] = b.add_constant(f"peephole{i}", w16, scale=2.0**-10, zero_point=0)
     if layer_norm:
         for i in range(20, 24):
             inputs[i] = b.add_constant(f"layer_norm{i}", ones16, scale=2.0**-10, zero_point=0)

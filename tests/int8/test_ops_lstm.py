@@ -51,7 +51,7 @@ def _reference(model: bytes, plan: list) -> list[np.ndarray]:
     return outputs
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_lstm_carries_state_like_litert(seed: int) -> None:
     rng = np.random.default_rng(700 + seed)
     shape = dict(
@@ -63,6 +63,7 @@ def test_lstm_carries_state_like_litert(seed: int) -> None:
         time_major=seed % 2 == 1,
         cell_clip=float(rng.uniform(1.0, 4.0)) if seed % 3 == 2 else 0.0,
         cell_scale_log2=int(rng.integers(-15, -8)),
+        peephole=seed % 2 == 0,
     )
     model = lstm_model(rng, **shape)
     leading = (
@@ -85,7 +86,6 @@ def test_lstm_carries_state_like_litert(seed: int) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"peephole": True}, r"peephole weights \(cell_to_\*\) are not supported"),
         ({"layer_norm": True}, r"layer normalization is not supported"),
         ({"projection": True}, r"projection weights are not supported"),
         ({"activation": "RELU"}, r"fused activation RELU; the integer LSTM needs TANH"),
