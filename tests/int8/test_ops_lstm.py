@@ -123,3 +123,33 @@ def test_lstm_on_the_host_keeps_both_states_and_resets(tmp_path) -> None:
     for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert np.array_equal(a, e), (step, a, e)
     assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
+
+
+@pytest.mark.parametrize(("function", "integer_bits"), [("logistic", 3), ("tanh", 3), ("tanh", 4)])
+def test_int16_fixed_point_activations_track_the_real_functions(
+    function: str, integer_bits: int
+) -> None:
+    """Over every int16 input: within 12 steps of 2**-15 of the real function and tanh
+    odd (not checked: monotonicity; the fixed-point result wiggles by a step here and
+    there). Bit-exactness with LiteRT is checked through the LSTM tests above."""
+    import tvm
+    from tvm import te
+
+    from aot.ops.int8_lstm import fixedpoint16
+
+    data = te.placeholder((65536,), "int16", "data")
+    kernel = tvm.compile(
+        te.create_prim_func(
+            [data, fixedpoint16(data, function=function, integer_bits=integer_bits)]
+        ),
+        target="llvm",
+    )
+    x = np.arange(-32768, 32768, dtype=np.int64)
+    out = tvm.runtime.tensor(np.zeros(65536, np.int16))
+    kernel(tvm.runtime.tensor(x.astype(np.int16)), out)
+    y = out.numpy().astype(np.int64)
+    real = x / 2.0 ** (15 - integer_bits)
+    expected = (1 / (1 + np.exp(-real)) if function == "logistic" else np.tanh(real)) * 32768
+    assert np.abs(y - expected).max() <= 12
+    if function == "tanh":
+        assert (y[1:] == -y[1:][::-1]).all()  # x and -x, leaving out -32768
