@@ -227,7 +227,7 @@ class _Importer:
     def emit(self, bb: Any, fn: Callable[..., Any], *args: Any, name: str, **kwargs: Any) -> Any:
         from tvm import ir, relax
 
-        from aot.frontend.tflite_int8 import _typed_params
+        from aot.frontend.tflite_int8.importer import _typed_params
         from aot.naming import SOURCE_OPERATOR_SPAN
 
         call = bb.call_te(fn, *args, primfunc_name_hint=name, **kwargs)
@@ -249,7 +249,7 @@ class _Importer:
         from tvm import relax
 
         from aot.frontend.relax_onnx import _value_spec
-        from aot.frontend.tflite_int8 import (
+        from aot.frontend.tflite_int8.importer import (
             _annotate_operators,
             _close_function_scope,
             _identifier,

@@ -233,7 +233,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "UNPACK": (_SAME_Q, "any rank, any axis (negative allowed)"),
 }
 
-# Issue 13, group D (aot/frontend/tflite_int8_more.py), kept apart from the table above so
+# Issue 13, group D (aot/frontend/tflite_int8/logic.py), kept apart from the table above so
 # that parallel additions do not collide.
 _COMPARISON = (
     "int8 (per-tensor, scales in (0, 1)) or int32 -> bool; both inputs of one dtype",
@@ -686,7 +686,7 @@ def _missing(frontend: str, names: Iterable[str]) -> NoReturn:
 
 
 def int8_table() -> FrontendTable:
-    from aot.frontend.tflite_int8_more import FLOAT_ONLY
+    from aot.frontend.tflite_int8.logic import FLOAT_ONLY
 
     supported = int8_supported()
     float_only = set(FLOAT_ONLY) & set(TFLM_BUILTIN_OPERATORS)

@@ -543,7 +543,7 @@ def test_random_depth_space(seed: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "first", ["aot.frontend.tflite_int8_elementwise", "aot.frontend.tflite_int8_movement"]
+    "first", ["aot.frontend.tflite_int8.elementwise", "aot.frontend.tflite_int8.movement"]
 )
 def test_every_handler_registers_whichever_module_is_imported_first(first: str) -> None:
     import subprocess

@@ -1136,28 +1136,6 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     return imp.emit(bb, int8.transpose, imp.value(ins[0]), name="transpose_int8", perm=perm)
 
 
-# Handlers in their own modules register into _HANDLERS when imported (they import the
-# helpers above, which exist by now).
-from aot.frontend import (  # noqa: E402, F401
-    tflite_int8_e,
-    tflite_int8_elementwise,
-    tflite_int8_lstm,
-    tflite_int8_math,
-    tflite_int8_more,
-    tflite_int8_movement,
-    tflite_int8_state,
-    tflite_int16,
-)
-
-
-def __getattr__(name: str) -> Any:
-    # SUPPORTED_OPERATORS is read from the registry on each access: when a handler module
-    # is imported first, its handlers register only after this module has finished.
-    if name == "SUPPORTED_OPERATORS":
-        return tuple(sorted(_HANDLERS))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def relax_constant_bytes(mod: Any) -> int:
     """Bytes of all distinct ``relax.Constant`` data in a module's Relax functions."""
     from tvm import ir, relax

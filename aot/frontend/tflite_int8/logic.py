@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from aot.frontend import tflite_int8_elementwise as _elementwise
-from aot.frontend import tflite_int8_movement as _movement
-from aot.frontend.tflite_int8 import (
+from aot.frontend.tflite_int8 import elementwise as _elementwise
+from aot.frontend.tflite_int8 import movement as _movement
+from aot.frontend.tflite_int8.importer import (
     UNSUPPORTED_REASONS,
     _broadcast_shape,
     _handler,

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from aot.frontend.tflite_int8 import _expf, _handler, _Importer, _options, _TensorInfo
+from aot.frontend.tflite_int8.importer import _expf, _handler, _Importer, _options, _TensorInfo
 from aot.ops import fixedpoint as fp
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from aot.frontend.tflite_int8 import (
+from aot.frontend.tflite_int8.importer import (
     _ACTIVATIONS,
     _handler,
     _Importer,

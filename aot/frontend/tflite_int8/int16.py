@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from aot.frontend import tflite_int8 as base
-from aot.frontend.tflite_int8 import _HANDLERS, _Importer, _options, _TensorInfo
+from aot.frontend.tflite_int8 import importer as base
+from aot.frontend.tflite_int8.importer import _HANDLERS, _Importer, _options, _TensorInfo
 from aot.ops import fixedpoint as fp
 
 _INT16_MIN, _INT16_MAX = -32768, 32767

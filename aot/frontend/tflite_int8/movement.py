@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from aot.frontend import tflite_int8_elementwise as _elementwise
-from aot.frontend.tflite_int8 import (
+from aot.frontend.tflite_int8 import elementwise as _elementwise
+from aot.frontend.tflite_int8.importer import (
     _handler,
     _Importer,
     _options,

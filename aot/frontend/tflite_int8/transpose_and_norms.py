@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aot.frontend import tflite_int16
-from aot.frontend.tflite_int8 import (
+from aot.frontend.tflite_int8 import int16 as tflite_int16
+from aot.frontend.tflite_int8.importer import (
     _bias,
     _conv_requant,
     _handler,
@@ -103,7 +103,7 @@ def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorI
 
 @_handler("L2_NORMALIZATION")
 def _l2_normalization(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.frontend.tflite_int8 import _ACTIVATIONS, _options
+    from aot.frontend.tflite_int8.importer import _ACTIVATIONS, _options
     from aot.ops import int8_e
 
     x = imp.tensors[ins[0]]
@@ -134,7 +134,7 @@ def _conv_16x8(
     import numpy as np
     from tvm import relax
 
-    from aot.frontend.tflite_int8 import _padding
+    from aot.frontend.tflite_int8.importer import _padding
     from aot.ops import int8_e
 
     x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
@@ -193,7 +193,7 @@ def _depthwise_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
 
 
 def _mul_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.frontend.tflite_int8 import _broadcast_shape, _options
+    from aot.frontend.tflite_int8.importer import _broadcast_shape, _options
     from aot.ops import int8_e
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
