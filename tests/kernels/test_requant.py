@@ -26,6 +26,10 @@ void requant_all(int n, const int32_t* acc, const int32_t* m, const int32_t* s, 
     out[i] = aot_k_requant(acc[i], m[i], s[i], rounding, zp, lo, hi);
   }
 }
+void requant_right_all(int n, const int32_t* acc, const int32_t* m, const int32_t* right,
+                       int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
+  for (int i = 0; i < n; ++i) out[i] = aot_k_requant_right(acc[i], m[i], right[i], zp, lo, hi);
+}
 """
 
 
@@ -75,3 +79,29 @@ def test_requantization_matches_tflite(mode: str, library: ctypes.CDLL) -> None:
     want = [ref_mbqm(int(a), int(b), int(c), mode) for a, b, c in zip(acc, m, s)]
     assert scaled.tolist() == want
     assert out.tolist() == [min(max(v + zp, lo), hi) for v in want]
+
+
+def test_right_shift_form_matches_tflite(library: ctypes.CDLL) -> None:
+    """aot_k_requant_right's one-SMLAL form (both roundings merged) on every right shift,
+    near-tie accumulators included, with an output range wide enough to show the value."""
+    rng = np.random.default_rng(11)
+    right = np.repeat(np.arange(0, 32), 60).astype(np.int32)
+    n = right.size
+    m = rng.integers(2**30, 2**31, n).astype(np.int32)
+    m[::7] = 2**31 - 1
+    m[::13] = 0
+    acc = rng.integers(-(2**31), 2**31, n)
+    # Accumulators whose scaled value lands on or next to a rounding tie of the shift.
+    tie = (2 * rng.integers(-60, 60, n) + 1) << np.maximum(right - 1, 0)
+    near = np.rint(tie.astype(np.float64) * 2**31 / np.maximum(m, 1)) + rng.integers(-2, 3, n)
+    acc = np.where(np.arange(n) % 2 == 0, acc, np.clip(near, -(2**31), 2**31 - 1))
+    acc[: len(EDGES)] = EDGES
+    acc = acc.astype(np.int32)
+    zp, lo, hi = 3, -128, 127
+    out = np.zeros(n, np.int8)
+    library.requant_right_all(n, _ptr(acc), _ptr(m), _ptr(right), zp, lo, hi, _ptr(out))
+    want = [
+        min(max(ref_mbqm(int(a), int(b), -int(r), "double") + zp, lo), hi)
+        for a, b, r in zip(acc, m, right)
+    ]
+    assert out.tolist() == want
