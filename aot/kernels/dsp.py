@@ -126,6 +126,13 @@ def takes_dwconv(info: OperatorInfo) -> bool:
     return info.kind == DEPTHWISE and conv_like(info)
 
 
+def _has_border(p: dict[str, int]) -> bool:
+    """Whether some output pixel has a tap outside the input (padding on any side)."""
+    last_y = (p["out_h"] - 1) * p["stride_h"] - p["pad_top"] + (p["k_h"] - 1) * p["dil_h"]
+    last_x = (p["out_w"] - 1) * p["stride_w"] - p["pad_left"] + (p["k_w"] - 1) * p["dil_w"]
+    return p["pad_top"] > 0 or p["pad_left"] > 0 or last_y >= p["in_h"] or last_x >= p["in_w"]
+
+
 def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
     w = weights(info)  # [1, KH, KW, C*M]
     _, k_h, k_w, out_c = w.shape
@@ -142,8 +149,11 @@ def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
         # Passed as the int8 bytes of little-endian halfwords (every Cortex-M and host).
         halves = np.ascontiguousarray(grouped, "<i2").reshape(-1).view(np.int8)
         relaid = BackendConstant("weights", halves, 4)
+        # Border pixels read the zero point for padded taps from a scratch of one pixel's
+        # channels instead of testing each tap.
         return PreparedKernel(
             "aot_k_dwconv_s8_dsp", CONV_STRUCT, params, (0,), (relaid, bias, *rq),
+            scratch_bytes=out_c if _has_border(params) else 0,
             notes={"path": "3x3" if (k_h, k_w) == (3, 3) else "quads"},
         )  # fmt: skip
     return PreparedKernel(

@@ -154,3 +154,12 @@ def model(seed: int, kinds: tuple[str, ...], count: int) -> bytes:
         for i in range(count):
             add_case(b, rng, random_shape(rng, kind), f"{kind.lower()}_{i}")
     return b.build()
+
+
+def model_of(seed: int, shapes: tuple[Shape, ...]) -> bytes:
+    """The given shapes as cases of one model (their quantization drawn from ``seed``)."""
+    rng = np.random.default_rng(seed)
+    b = TFLiteModelBuilder()
+    for i, shape in enumerate(shapes):
+        add_case(b, rng, shape, f"{shape.kind.lower()}_{i}")
+    return b.build()

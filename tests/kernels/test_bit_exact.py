@@ -29,11 +29,23 @@ KINDS = {
 }
 
 
-def check_cases(isa: str, board: str, seed: int, tmp_path: Path, count: int = 10) -> None:
+def check_cases(
+    isa: str,
+    board: str,
+    seed: int,
+    tmp_path: Path,
+    count: int = 10,
+    shapes: tuple[cases.Shape, ...] = (),
+) -> None:
     found = sorted({v.kind for v in variants(isa)} & set(KINDS))
+    if shapes:
+        found = sorted(k for k in found if KINDS[k] in {s.kind for s in shapes})
     if not found:
         pytest.skip(f"no {isa} kernels for {', '.join(KINDS)} yet")
-    model_bytes = cases.model(seed, tuple(KINDS[k] for k in found), count)
+    if shapes:
+        model_bytes = cases.model_of(seed, shapes)
+    else:
+        model_bytes = cases.model(seed, tuple(KINDS[k] for k in found), count)
     model = tmp_path / "cases.tflite"
     model.write_bytes(model_bytes)
     folder = build(model, tmp_path / "out", board, "--kernels", isa)
@@ -62,6 +74,25 @@ def check_cases(isa: str, board: str, seed: int, tmp_path: Path, count: int = 10
 @pytest.mark.parametrize("isa", ISAS)
 def test_random_operators_match_litert(isa: str, tmp_path: Path) -> None:
     check_cases(isa, BOARDS[isa], 11, tmp_path)
+
+
+# Depthwise border pixels: padded taps read the zero point from the scratch (3x3 unrolled,
+# other kernels through the tap pointers), with strides, dilations and padding on any side.
+BORDER_SHAPES = tuple(
+    cases.Shape("DEPTHWISE_CONV_2D", 1, h, w, c, c, k, stride, dilation)
+    for h, w, c, k, stride, dilation in [
+        (5, 6, 8, (3, 3), (1, 1), (2, 2)),
+        (7, 5, 4, (3, 3), (2, 2), (1, 1)),
+        (6, 6, 12, (5, 5), (1, 2), (1, 1)),
+        (4, 9, 4, (2, 3), (1, 1), (2, 1)),
+        (3, 3, 16, (3, 3), (1, 1), (1, 1)),
+    ]
+)
+
+
+@pytest.mark.parametrize("isa", ["dsp", "scalar"])
+def test_depthwise_border_pixels_match_litert(isa: str, tmp_path: Path) -> None:
+    check_cases(isa, BOARDS[isa], 5, tmp_path, shapes=BORDER_SHAPES)
 
 
 @pytest.mark.parametrize("board", ["mps2_an500"])

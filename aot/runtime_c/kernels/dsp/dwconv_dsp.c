@@ -137,10 +137,51 @@ static __attribute__((noinline)) void dw_pixel(const struct dw_pixel* px, int32_
   }
 }
 
+/* A border pixel with the padded taps reading `pad` (the input zero point in every byte,
+ * ch bytes): x + input_offset is then 0 there, exactly what the folded bias needs, so
+ * every tap is the same unpack and four SMLAxy with no per-tap test. 3x3 kernels are
+ * unrolled; other kernels loop over the tap pointers. */
+static __attribute__((noinline)) void dw_pixel_padded(const struct dw_pixel* px, int32_t taps,
+                                                      int32_t kw, int32_t row, int32_t col,
+                                                      const int8_t* w, const int32_t* bias,
+                                                      int32_t ch, const int8_t* pad,
+                                                      const struct dw_out* q_in, int8_t* out) {
+  const struct dw_out local = *q_in; /* int8 stores cannot alias a local copy */
+  const struct dw_out* const q = &local;
+  const int8_t* tap[32];
+  uint32_t valid = px->valid;
+  for (int32_t t = 0, ky = 0; t < taps; ++ky) {
+    for (int32_t kx = 0; kx < kw; ++kx, ++t, valid >>= 1) {
+      tap[t] = (valid & 1u) ? px->origin + ky * row + kx * col : pad;
+    }
+  }
+  if (taps == 9) {
+    for (int32_t c = 0; c < ch; c += 4, w += 72) {
+      int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
+      AOT_K_TAP(tap[0] + c, 0);
+      AOT_K_TAP(tap[1] + c, 8);
+      AOT_K_TAP(tap[2] + c, 16);
+      AOT_K_TAP(tap[3] + c, 24);
+      AOT_K_TAP(tap[4] + c, 32);
+      AOT_K_TAP(tap[5] + c, 40);
+      AOT_K_TAP(tap[6] + c, 48);
+      AOT_K_TAP(tap[7] + c, 56);
+      AOT_K_TAP(tap[8] + c, 64);
+      store4(q, c, acc0, acc1, acc2, acc3, out + c);
+    }
+    return;
+  }
+  for (int32_t c = 0; c < ch; c += 4, w += 8 * taps) {
+    int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
+    for (int32_t t = 0; t < taps; ++t) AOT_K_TAP(tap[t] + c, 8 * t);
+    store4(q, c, acc0, acc1, acc2, acc3, out + c);
+  }
+}
+
 static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict input,
                      const int8_t* restrict weights, const int32_t* restrict bias,
                      const int32_t* restrict multiplier, const int32_t* restrict shift,
-                     int8_t* restrict output) {
+                     int8_t* restrict output, int8_t* restrict pad) {
   /* Locals, not p->: stores through int8_t* may alias anything, so GCC would reload. */
   const int32_t ch = p->in_c, kh = p->k_h, kw = p->k_w, taps = kh * kw;
   const int32_t in_h = p->in_h, in_w = p->in_w, dil_h = p->dil_h, dil_w = p->dil_w;
@@ -153,6 +194,8 @@ static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict i
   const struct dw_out q = {multiplier, shift, p->output_offset, p->act_min, p->act_max,
                            p->rounding, aot_k_right_shifts_only(shift, ch, p->rounding)};
   const int32_t three = kh == 3 && kw == 3;
+  /* The zero point for padded taps to read, when the planner gave the scratch for it. */
+  if (pad) memset(pad, (uint8_t)(int8_t)(-p->input_offset), (size_t)ch);
   int8_t* out = output;
   for (int32_t b = 0; b < batches; ++b) {
     const int8_t* image = input + b * in_h * in_w * ch;
@@ -174,6 +217,8 @@ static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict i
         }
         if (three && px.valid == 0x1FFu) {
           dw3x3_pixel(px.origin, row, col, weights, bias, ch, &q, out);
+        } else if (pad) {
+          dw_pixel_padded(&px, taps, kw, row, col, weights, bias, ch, pad, &q, out);
         } else {
           dw_pixel(&px, taps, kw, row, col, weights, bias, ch, neg, &q, out);
         }
@@ -218,9 +263,8 @@ static void dw_any(const struct aot_k_conv_params* p, const int8_t* input,
 void AOT_K_FN(dwconv)(const struct aot_k_conv_params* p, const int8_t* input,
                          const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                          const int32_t* shift, int8_t* output, int8_t* scratch) {
-  (void)scratch;
   if (p->depth_multiplier == 1 && (p->in_c & 3) == 0 && p->k_h * p->k_w <= 32) {
-    dw_quads(p, input, weights, bias, multiplier, shift, output);
+    dw_quads(p, input, weights, bias, multiplier, shift, output, scratch);
   } else {
     dw_any(p, input, weights, bias, multiplier, shift, output);
   }
