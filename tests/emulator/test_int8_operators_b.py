@@ -13,7 +13,7 @@ from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from tests.int8.harness import random_input
 from tests.int8.int16_models import fc_16x8_model
-from tests.int8.more_models import matmul_exp_rsqrt_model
+from tests.int8.math_models import matmul_exp_rsqrt_model
 
 pytestmark = pytest.mark.emulator
 

@@ -12,7 +12,7 @@ from emulator_helpers import require_tools
 
 from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
-from tests.int8.ops_a_models import OPERATORS, multi_operator_model, random_inputs
+from tests.int8.elementwise_movement_models import OPERATORS, multi_operator_model, random_inputs
 
 pytestmark = pytest.mark.emulator
 

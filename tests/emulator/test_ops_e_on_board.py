@@ -12,7 +12,7 @@ from emulator_helpers import require_tools
 from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from tests.int8.harness import random_input
-from tests.int8.ops_e_models import conv_16x8_chain_model, ops_e_model
+from tests.int8.transpose_norm_models import conv_16x8_chain_model, ops_e_model
 
 pytestmark = pytest.mark.emulator
 

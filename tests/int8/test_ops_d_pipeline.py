@@ -10,7 +10,7 @@ import pytest
 
 from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
-from tests.int8.ops_d_models import multi_operator_model, random_inputs
+from tests.int8.logic_models import multi_operator_model, random_inputs
 
 pytestmark = pytest.mark.toolchain
 

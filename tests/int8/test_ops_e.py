@@ -15,8 +15,8 @@ from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import assert_bit_exact, random_input
-from tests.int8.more_models import f32, zero_point
-from tests.int8.ops_e_models import (
+from tests.int8.math_models import f32, zero_point
+from tests.int8.transpose_norm_models import (
     conv_16x8_chain_model,
     conv_16x8_model,
     l2_normalization_model,

@@ -14,7 +14,7 @@ from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import assert_bit_exact, random_input
-from tests.int8.more_models import add_batch_matmul, f32, matmul_exp_rsqrt_model, zero_point
+from tests.int8.math_models import add_batch_matmul, f32, matmul_exp_rsqrt_model, zero_point
 
 pytestmark = pytest.mark.unit
 

@@ -36,7 +36,7 @@ def transpose_conv_padding(
 
 @_handler("TRANSPOSE_CONV")
 def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_e
+    from aot.ops import int8_transpose_and_norms as tn
 
     if len(ins) < 3:
         raise imp.unsupported(f"expected 3 or 4 inputs, found {len(ins)}")
@@ -68,7 +68,7 @@ def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
     # TRANSPOSE_CONV's bias is its fourth input; ``_bias`` reads the third of CONV_2D's.
     bias = _bias(imp, [ins[2], ins[1], ins[3]] if len(ins) > 3 else [], out_c)
     return imp.emit(
-        bb, int8_e.transpose_conv2d, imp.value(ins[2]), imp.value(ins[1]), bias,
+        bb, tn.transpose_conv2d, imp.value(ins[2]), imp.value(ins[1]), bias,
         requant["multiplier"], requant["shift"], packed_shift_base=requant["packed_shift_base"],
         name="transpose_conv2d_int8", out_shape=out.shape, strides=strides, padding=padding,
         input_zp=x.zp, output_zp=out.zp, act_min=act_min, act_max=act_max,
@@ -77,7 +77,7 @@ def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
 
 @_handler("LOG_SOFTMAX")
 def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_e
+    from aot.ops import int8_transpose_and_norms as tn
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -95,7 +95,7 @@ def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorI
     reverse_mult, reverse_shift = fp.quantize_multiplier_smaller_than_one(reverse)
     diff_min = -fp.calculate_input_radius(5, left_shift)
     return imp.emit(
-        bb, int8_e.log_softmax, imp.value(ins[0]), name="log_softmax_int8",
+        bb, tn.log_softmax, imp.value(ins[0]), name="log_softmax_int8",
         input_multiplier=mult, input_shift=left_shift, reverse_multiplier=reverse_mult,
         reverse_shift=reverse_shift, diff_min=diff_min,
     )  # fmt: skip
@@ -104,7 +104,7 @@ def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorI
 @_handler("L2_NORMALIZATION")
 def _l2_normalization(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.frontend.tflite_int8.importer import _ACTIVATIONS, _options
-    from aot.ops import int8_e
+    from aot.ops import int8_transpose_and_norms as tn
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -123,7 +123,7 @@ def _l2_normalization(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Te
     if x.shape[-1] * 255 * 255 >= 1 << 31:
         raise imp.unsupported(f"the last dimension {x.shape[-1]} is above 33025")
     return imp.emit(
-        bb, int8_e.l2_normalization, imp.value(ins[0]), name="l2_normalization_int8",
+        bb, tn.l2_normalization, imp.value(ins[0]), name="l2_normalization_int8",
         input_zp=x.zp,
     )  # fmt: skip
 
@@ -135,7 +135,7 @@ def _conv_16x8(
     from tvm import relax
 
     from aot.frontend.tflite_int8.importer import _padding
-    from aot.ops import int8_e
+    from aot.ops import int8_transpose_and_norms as tn
 
     x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
     tflite_int16._symmetric(imp, x, "input")
@@ -177,7 +177,7 @@ def _conv_16x8(
     depth_multiplier = out_c // x.shape[3] if depthwise else 1
     name = "depthwise_conv2d_int16" if depthwise else "conv2d_int16"
     return imp.emit(
-        bb, int8_e.conv2d_16x8, imp.value(ins[0]), imp.value(ins[1]), bias, multiplier, shift,
+        bb, tn.conv2d_16x8, imp.value(ins[0]), imp.value(ins[1]), bias, multiplier, shift,
         name=name, out_shape=out.shape, strides=strides, dilation=dilation, padding=padding,
         depthwise=depthwise, depth_multiplier=depth_multiplier, act_min=act_min,
         act_max=act_max,
@@ -194,7 +194,7 @@ def _depthwise_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
 
 def _mul_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.frontend.tflite_int8.importer import _broadcast_shape, _options
-    from aot.ops import int8_e
+    from aot.ops import int8_transpose_and_norms as tn
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
     for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
@@ -204,7 +204,7 @@ def _mul_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
     # mul.cc's Prepare, as for int8: the double product of the float scales.
     m, s = fp.checked_quantize_multiplier(a.s * b.s / out.s)
     return imp.emit(
-        bb, int8_e.mul_16x8, imp.value(ins[0]), imp.value(ins[1]), name="mul_int16",
+        bb, tn.mul_16x8, imp.value(ins[0]), imp.value(ins[1]), name="mul_int16",
         out_shape=out.shape, output_multiplier=m, output_shift=s, act_min=act_min,
         act_max=act_max,
     )  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.testing.tflite_builder import TFLiteModelBuilder
-from tests.int8.more_models import f32, zero_point
+from tests.int8.math_models import f32, zero_point
 
 
 def add_transpose_conv(
