@@ -661,6 +661,23 @@ def _matmul(
     return result, _Value(result, out_shape, y.dtype, y.s, y.zp)
 
 
+def _binary_shape(
+    imp: _Importer, a: _Value, b: _Value, y: _QParams, lo_hi: tuple, op: str
+) -> tuple[int, ...]:
+    """The broadcast output shape of a QLinear binary operator whose inputs share the
+    output's dtype and that has no activation fused after it."""
+    for v, role in ((a, "the first input"), (b, "the second input")):
+        imp.expect(v, (y.dtype,), role)
+    if lo_hi != (None, None):
+        raise imp.unsupported(f"a Relu or Clip after {op} is not supported")
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
+    except ValueError:
+        raise imp.unsupported(
+            f"inputs {list(a.shape)} and {list(b.shape)} do not broadcast"
+        ) from None
+
+
 def _add(
     imp: _Importer,
     bb: Any,
@@ -673,16 +690,7 @@ def _add(
 ) -> tuple[Any, _Value]:
     from aot.ops import int8_onnx
 
-    for v, role in ((a, "the first input"), (b, "the second input")):
-        imp.expect(v, (y.dtype,), role)
-    if lo_hi != (None, None):
-        raise imp.unsupported("a Relu or Clip after Add is not supported")
-    try:
-        shape = tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
-    except ValueError:
-        raise imp.unsupported(
-            f"inputs {list(a.shape)} and {list(b.shape)} do not broadcast"
-        ) from None
+    shape = _binary_shape(imp, a, b, y, lo_hi, "Add")
     ratio_a = _div32(aq.s, y.s)
     ratio_b = _div32(bq.s, y.s)
     # onnxruntime calls MLAS with the operands swapped when the first one is the scalar of
@@ -819,16 +827,7 @@ def _mul(
 ) -> tuple[Any, _Value]:
     from aot.ops import int8_onnx
 
-    for v, role in ((a, "the first input"), (b, "the second input")):
-        imp.expect(v, (y.dtype,), role)
-    if lo_hi != (None, None):
-        raise imp.unsupported("a Relu or Clip after Mul is not supported")
-    try:
-        shape = tuple(int(d) for d in np.broadcast_shapes(a.shape, b.shape))
-    except ValueError:
-        raise imp.unsupported(
-            f"inputs {list(a.shape)} and {list(b.shape)} do not broadcast"
-        ) from None
+    shape = _binary_shape(imp, a, b, y, lo_hi, "Mul")
     ratio = _div32(_mul32(aq.s, bq.s), y.s)
     # The SSE2 kernel converts without clamping: a product past 2**31 would saturate the
     # wrong way there, so such scales are refused rather than matched.
