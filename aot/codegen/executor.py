@@ -420,9 +420,8 @@ def _executor_source(
     for next_id, state_id in lowered.state_updates:
         state, next_state = lowered.tensors[state_id], lowered.tensors[next_id]
         out.append(f"  /* next {state.source}: kept for the next run */")
-        out.append(
-            f"  memcpy({pool_pointer(state)}, {pool_pointer(next_state)}, {state.size_bytes}u);"
-        )
+        # pointer(): a next state may also be a model output (a resource variable's sum).
+        out.append(f"  memcpy({pool_pointer(state)}, {pointer(next_state)}, {state.size_bytes}u);")
     if options.io_in_pool:
         for index, tensor in enumerate(lowered.outputs):
             out.append(

@@ -37,6 +37,7 @@ class FrontendTable:
     operators: tuple[OperatorEntry, ...]
     not_yet_supported: tuple[str, ...] = ()
     float_only: tuple[str, ...] = ()  # refused for good: float32-only kernels in TFLite Micro
+    control_flow: tuple[str, ...] = ()  # refused for good: a static graph runs no subgraphs
 
 
 # -- tflite-int8: aot's own importer (aot/frontend/tflite_int8.py) -------------------------
@@ -281,13 +282,74 @@ INT8_OPERATORS.update(
     }
 )
 
+# Indexing, shape and resource-variable operators (aot/frontend/tflite_int8/indexing.py and
+# resource_variables.py), kept apart from the tables above so that parallel additions do
+# not collide.
+_COPIED = "int8 or int16 (quantized), copied as stored: no requantization"
+_VARIABLES = (
+    "the persistent pool: kept between inferences, set by aot_<name>_reset() to what "
+    "CALL_ONCE assigned"
+)
+INT8_OPERATORS.update(
+    {
+        "EMBEDDING_LOOKUP": (
+            f"ids int32; table {_COPIED}",
+            "1-D ids, a table of rank >= 2 (constant or computed); constant ids must lie in "
+            "range, computed ones are clamped to it (TFLite fails the inference); the "
+            "hybrid form (float32 output) is refused",
+        ),
+        "DYNAMIC_UPDATE_SLICE": (
+            f"operand and update {_COPIED}, or int32; start indices int32 or int64, "
+            "constant or computed",
+            "any rank; the update no larger than the operand in any dimension; each start "
+            "clamped to [0, operand - update] (as TFLite)",
+        ),
+        "CUMSUM": (
+            "int32 or int64 (int8 is refused: LiteRT's reference has no int8 kernel)",
+            "any rank; one constant axis (negative allowed); exclusive and reverse; sums "
+            "wrap as the C integer type does",
+        ),
+        "SHAPE": (
+            "any input -> int32 or int64",
+            "static shapes: folded to a constant at import time (a kernel only when it is "
+            "a model output)",
+        ),
+        "BROADCAST_ARGS": (
+            "int32 or int64, both inputs one dtype",
+            "1-D shapes; folded to a constant when both are constant (as from SHAPE), else "
+            "computed; incompatible computed shapes give the first's entry (TFLite fails)",
+        ),
+        "VAR_HANDLE": (
+            "resource",
+            "a shared_name is required; one variable per container and shared name",
+        ),
+        "READ_VARIABLE": (
+            "any dtype the reading operators take",
+            "reads the variable's current value (no copy); a variable no CALL_ONCE "
+            "initializes must be assigned first",
+        ),
+        "ASSIGN_VARIABLE": (
+            "any dtype; one shape and dtype per variable",
+            f"a variable the main subgraph assigns is state in {_VARIABLES}; the last "
+            "assignment of an inference is kept; a variable only read is a constant",
+        ),
+        "CALL_ONCE": (
+            "-",
+            "its initialization subgraph may hold only VAR_HANDLE and ASSIGN_VARIABLE of "
+            "constants, folded at import time into the variables' initial values; it must "
+            "come before the variables' first use",
+        ),
+    }
+)
+
 INT8_SUMMARY = (
     "aot's own integer importer, picked by `--frontend auto` when every model input and "
     "output is quantized. It follows TFLite's reference integer kernels bit for bit (see "
     "docs/int8.md). Tensors between operators are int8 with per-tensor quantization, "
     "plus the int32 and bool tensors that index, arg-reduction and comparison operators "
     "give and take. Static shapes (a dynamic batch dimension runs at "
-    "the stored size); one subgraph. int16 activations (16x8) only where the dtypes say so "
+    "the stored size); one subgraph runs (CALL_ONCE's initialization is folded; IF and "
+    "WHILE are refused). int16 activations (16x8) only where the dtypes say so "
     "(FULLY_CONNECTED, ADD, CONV_2D, DEPTHWISE_CONV_2D, MUL). Not supported: uint8 or "
     "float32 tensors between operators, hybrid operators (float activations, int8 weights)."
 )
@@ -686,10 +748,12 @@ def _missing(frontend: str, names: Iterable[str]) -> NoReturn:
 
 
 def int8_table() -> FrontendTable:
+    from aot.frontend.tflite_int8.indexing import CONTROL_FLOW
     from aot.frontend.tflite_int8.logic import FLOAT_ONLY
 
     supported = int8_supported()
     float_only = set(FLOAT_ONLY) & set(TFLM_BUILTIN_OPERATORS)
+    control_flow = set(CONTROL_FLOW) & set(TFLM_BUILTIN_OPERATORS)
     if supported - set(INT8_OPERATORS):
         _missing("tflite-int8", supported - set(INT8_OPERATORS))
     entries = tuple(
@@ -702,9 +766,12 @@ def int8_table() -> FrontendTable:
         source="aot.frontend.tflite_int8.SUPPORTED_OPERATORS",
         summary=INT8_SUMMARY,
         operators=entries,
-        not_yet_supported=tuple(sorted(set(TFLM_BUILTIN_OPERATORS) - supported - float_only))
+        not_yet_supported=tuple(
+            sorted(set(TFLM_BUILTIN_OPERATORS) - supported - float_only - control_flow)
+        )
         + tuple(f"CUSTOM:{name}" for name in TFLM_CUSTOM_OPERATORS),
         float_only=tuple(sorted(float_only)),
+        control_flow=tuple(sorted(control_flow)),
     )
 
 
@@ -805,6 +872,8 @@ def table_to_json(table: FrontendTable) -> dict[str, object]:
         data["not_yet_supported_source"] = "TensorFlow Lite Micro MicroMutableOpResolver"
     if table.float_only:
         data["float_only"] = list(table.float_only)
+    if table.control_flow:
+        data["control_flow"] = list(table.control_flow)
     return data
 
 
@@ -894,6 +963,19 @@ def render_markdown(selected: list[FrontendTable] | None = None) -> str:
                 + ", ".join(f"`{n}`" for n in table.float_only)
                 + ".\n"
             )
+        if table.control_flow:
+            out.append("### Control flow (refused)\n")
+            out.append(
+                f"Operators that run a subgraph chosen or repeated at run time "
+                f"({len(table.control_flow)}): aot compiles one static graph whose every "
+                "operator runs once per inference, so this importer refuses them with a "
+                "one-line error that says so and what to export instead (the branch taken, "
+                "or the loop unrolled): "
+                + ", ".join(f"`{n}`" for n in table.control_flow)
+                + ". CALL_ONCE, which runs its subgraph once before the first inference, is "
+                "supported: its constant assignments are folded into the variables' "
+                "initial values.\n"
+            )
     out.append(MARKDOWN_OUTRO)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -936,6 +1018,9 @@ def render_text(selected: list[FrontendTable], width: int = 100) -> str:
         if table.float_only:
             lines.append("  float only (use --frontend relax-tflite):")
             lines.extend("    " + line for line in _wrap(", ".join(table.float_only), 96))
+        if table.control_flow:
+            lines.append("  control flow (refused: one static graph):")
+            lines.extend("    " + line for line in _wrap(", ".join(table.control_flow), 96))
         lines.append("")
     lines.append("* tested: checked against the reference runtime by aot's tests")
     if any(t.name == "relax-onnx" for t in selected):

@@ -58,6 +58,8 @@ TENSOR_TYPES = {
 }
 _OTHER_TYPES = {5: "STRING", 8: "COMPLEX64", 11: "COMPLEX128", 13: "RESOURCE", 14: "VARIANT",
                 17: "INT4", 18: "BFLOAT16"}  # fmt: skip
+# Builtin operators whose schema has no output tensor (they act on a resource or subgraph).
+_NO_OUTPUT_OPERATORS = frozenset({"ASSIGN_VARIABLE", "CALL_ONCE"})
 _INTEGER_RANGES = {
     "int8": (-128, 127),
     "uint8": (0, 255),
@@ -446,7 +448,7 @@ def _check_graph(sg: Subgraph, buffers: list[Buffer]) -> None:
         for i in op.inputs:
             if i != -1:
                 in_range(i, f"{op.label()}: an input")
-        if not op.outputs:
+        if not op.outputs and op.name not in _NO_OUTPUT_OPERATORS:
             raise _Damage(f"{op.label()} has no outputs")
         for i in (*op.outputs, *op.intermediates):
             in_range(i, f"{op.label()}: an output")
@@ -852,8 +854,11 @@ def _state_of_stateful_operators(sg: Subgraph, index: int) -> bool:
 def _check_supported(model: Model, source: str) -> None:
     """Valid features no aot importer handles, named (after the damage checks)."""
     for sg in model.subgraphs:
+        # A resource handle is fine where VAR_HANDLE makes it (the variable's reads and
+        # assignments carry its dtype).
+        handles = {i for op in sg.operators if op.name == "VAR_HANDLE" for i in op.outputs}
         for t in sg.tensors:
-            if t.type_code in _OTHER_TYPES:
+            if t.type_code in _OTHER_TYPES and t.index not in handles:
                 raise UnsupportedError(
                     f"{source}: {t.label()} has type {_OTHER_TYPES[t.type_code]}, which aot "
                     f"does not support yet; see {OPERATORS_DOC}"

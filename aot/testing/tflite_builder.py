@@ -1,7 +1,8 @@
 """Write TFLite flatbuffers from Python, so tests need no TensorFlow converter.
 
-A model has one subgraph. Tensors are added first (inputs, constants, intermediates) and
-named by their index; operators are added in execution order; ``build()`` serialises it::
+A model has one subgraph (``add_subgraph`` appends further ones). Tensors are added first
+(inputs, constants, intermediates) and named by their index; operators are added in
+execution order; ``build()`` serialises it::
 
     b = TFLiteModelBuilder()
     x = b.add_input("x", (1, 8, 8, 3), "int8", scale=0.05, zero_point=-3)
@@ -70,6 +71,7 @@ _TENSOR_TYPES: dict[str, int] = {
     "uint16": TensorType.UINT16,
     "uint32": TensorType.UINT32,
     "bool": TensorType.BOOL,
+    "resource": TensorType.RESOURCE,  # a resource variable's handle (VAR_HANDLE)
 }
 
 # Option fields whose schema type is an enum: the value may be given by member name.
@@ -82,8 +84,11 @@ _ENUM_FIELDS: dict[str, type] = {
     "in_data_type": TensorType,
     "out_data_type": TensorType,
     "idx_out_type": TensorType,
+    "out_type": TensorType,
     "mode": MirrorPadMode,
 }
+# Option fields whose schema type is a string (VAR_HANDLE's variable name).
+_STRING_FIELDS = frozenset({"container", "shared_name"})
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,24 @@ OPERATORS.update(
     }
 )
 
+# Indexing, shape and resource-variable operators (aot/frontend/tflite_int8/indexing.py)
+# and the control flow the int8 importer refuses.
+OPERATORS.update(
+    {
+        "EMBEDDING_LOOKUP": OperatorSpec(None),
+        "DYNAMIC_UPDATE_SLICE": OperatorSpec("DynamicUpdateSliceOptions"),
+        "CUMSUM": OperatorSpec("CumsumOptions"),
+        "SHAPE": OperatorSpec("ShapeOptions", {"out_type": "INT32"}),
+        "BROADCAST_ARGS": OperatorSpec(None),
+        "VAR_HANDLE": OperatorSpec("VarHandleOptions"),
+        "READ_VARIABLE": OperatorSpec("ReadVariableOptions"),
+        "ASSIGN_VARIABLE": OperatorSpec("AssignVariableOptions"),
+        "CALL_ONCE": OperatorSpec("CallOnceOptions"),
+        "IF": OperatorSpec("IfOptions"),
+        "WHILE": OperatorSpec("WhileOptions"),
+    }
+)
+
 
 @dataclass
 class _Tensor:
@@ -256,6 +279,8 @@ class TFLiteModelBuilder:
         self._operators: list[_Operator] = []
         self._inputs: list[int] = []
         self._outputs: list[int] = []
+        # Further subgraphs (CALL_ONCE's initialization, IF's branches), numbered from 1.
+        self._subgraphs: list[TFLiteModelBuilder] = []
 
     # -- tensors ---------------------------------------------------------------------
 
@@ -421,6 +446,15 @@ class TFLiteModelBuilder:
             raise ValueError(f"tensor index {index} does not exist")
         self._outputs.append(index)
 
+    def add_subgraph(self, subgraph: TFLiteModelBuilder) -> int:
+        """Append ``subgraph``'s tensors and operators as a further subgraph of this model
+        and return its index (1 for the first): what CALL_ONCE's ``init_subgraph_index``
+        or IF's branch indices name. Its outputs may be empty (an initialization)."""
+        if subgraph is self or subgraph._subgraphs:
+            raise ValueError("a subgraph must be another builder without subgraphs of its own")
+        self._subgraphs.append(subgraph)
+        return len(self._subgraphs)
+
     # -- serialisation --------------------------------------------------------------
 
     def build(self, strip_strings: bool = False) -> bytes:
@@ -429,41 +463,29 @@ class TFLiteModelBuilder:
         if not self._outputs:
             raise ValueError("the model has no outputs; call mark_output()")
         fbb = flatbuffers.Builder(1024)
+        graphs = [self, *self._subgraphs]
 
         # Buffer 0 is the schema's empty sentinel; every tensor gets its own buffer after it,
         # empty unless the tensor is a constant (as the converter does).
         buffers = [self._write_buffer(fbb, None)]
-        buffers += [self._write_buffer(fbb, t.data) for t in self._tensors]
-        tensors = [
-            self._write_tensor(fbb, t, i + 1, strip_strings) for i, t in enumerate(self._tensors)
-        ]
+        for graph in graphs:
+            buffers += [self._write_buffer(fbb, t.data) for t in graph._tensors]
 
         codes: list[tuple[str, int]] = []
-        for op in self._operators:
-            if (op.name, op.version) not in codes:
-                codes.append((op.name, op.version))
-        operators = [
-            self._write_operator(fbb, op, codes.index((op.name, op.version)))
-            for op in self._operators
-        ]
+        for graph in graphs:
+            for op in graph._operators:
+                if (op.name, op.version) not in codes:
+                    codes.append((op.name, op.version))
+        subgraphs = []
+        first_buffer = 1
+        for number, graph in enumerate(graphs):
+            name = "main" if number == 0 else f"subgraph_{number}"
+            subgraphs.append(graph._write_subgraph(fbb, codes, first_buffer, name, strip_strings))
+            first_buffer += len(graph._tensors)
         operator_codes = [self._write_operator_code(fbb, name, version) for name, version in codes]
 
-        sg_tensors = _offset_vector(fbb, _fb_subgraph.SubGraphStartTensorsVector, tensors)
-        sg_inputs = _int32_vector(fbb, self._inputs)
-        sg_outputs = _int32_vector(fbb, self._outputs)
-        sg_operators = _offset_vector(fbb, _fb_subgraph.SubGraphStartOperatorsVector, operators)
-        sg_name = None if strip_strings else fbb.CreateString("main")
-        _fb_subgraph.SubGraphStart(fbb)
-        _fb_subgraph.SubGraphAddTensors(fbb, sg_tensors)
-        _fb_subgraph.SubGraphAddInputs(fbb, sg_inputs)
-        _fb_subgraph.SubGraphAddOutputs(fbb, sg_outputs)
-        _fb_subgraph.SubGraphAddOperators(fbb, sg_operators)
-        if sg_name is not None:
-            _fb_subgraph.SubGraphAddName(fbb, sg_name)
-        subgraph = _fb_subgraph.SubGraphEnd(fbb)
-
         m_codes = _offset_vector(fbb, _fb_model.ModelStartOperatorCodesVector, operator_codes)
-        m_subgraphs = _offset_vector(fbb, _fb_model.ModelStartSubgraphsVector, [subgraph])
+        m_subgraphs = _offset_vector(fbb, _fb_model.ModelStartSubgraphsVector, subgraphs)
         m_description = None if strip_strings else fbb.CreateString(self._description)
         m_buffers = _offset_vector(fbb, _fb_model.ModelStartBuffersVector, buffers)
         _fb_model.ModelStart(fbb)
@@ -476,6 +498,36 @@ class TFLiteModelBuilder:
         model = _fb_model.ModelEnd(fbb)
         fbb.Finish(model, file_identifier=_FILE_IDENTIFIER)
         return bytes(fbb.Output())
+
+    def _write_subgraph(
+        self,
+        fbb: flatbuffers.Builder,
+        codes: list[tuple[str, int]],
+        first_buffer: int,
+        name: str,
+        strip_strings: bool,
+    ) -> int:
+        tensors = [
+            self._write_tensor(fbb, t, first_buffer + i, strip_strings)
+            for i, t in enumerate(self._tensors)
+        ]
+        operators = [
+            self._write_operator(fbb, op, codes.index((op.name, op.version)))
+            for op in self._operators
+        ]
+        sg_tensors = _offset_vector(fbb, _fb_subgraph.SubGraphStartTensorsVector, tensors)
+        sg_inputs = _int32_vector(fbb, self._inputs)
+        sg_outputs = _int32_vector(fbb, self._outputs)
+        sg_operators = _offset_vector(fbb, _fb_subgraph.SubGraphStartOperatorsVector, operators)
+        sg_name = None if strip_strings else fbb.CreateString(name)
+        _fb_subgraph.SubGraphStart(fbb)
+        _fb_subgraph.SubGraphAddTensors(fbb, sg_tensors)
+        _fb_subgraph.SubGraphAddInputs(fbb, sg_inputs)
+        _fb_subgraph.SubGraphAddOutputs(fbb, sg_outputs)
+        _fb_subgraph.SubGraphAddOperators(fbb, sg_operators)
+        if sg_name is not None:
+            _fb_subgraph.SubGraphAddName(fbb, sg_name)
+        return _fb_subgraph.SubGraphEnd(fbb)
 
     @staticmethod
     def _write_buffer(fbb: flatbuffers.Builder, data: bytes | None) -> int:
@@ -557,6 +609,8 @@ def _encode_option(op: str, table: str | None, key: str, value: Any) -> Any:
     assert table is not None  # add_operator rejects options for option-less operators
     if not hasattr(_options_module(table), f"{table}Add{_camel(key)}"):
         raise ValueError(f"operator {op}: {table} has no field {key!r}")
+    if isinstance(value, str) and key in _STRING_FIELDS:
+        return value
     if isinstance(value, str):
         enum = _ENUM_FIELDS.get(key)
         if enum is None:
@@ -578,6 +632,7 @@ def _write_options(fbb: flatbuffers.Builder, table: str, options: Mapping[str, A
     module = _options_module(table)
     # Vectors must be written before the table is started (flatbuffers builds bottom-up).
     vectors = {k: _int32_vector(fbb, v) for k, v in options.items() if isinstance(v, tuple)}
+    vectors.update({k: fbb.CreateString(v) for k, v in options.items() if isinstance(v, str)})
     getattr(module, f"{table}Start")(fbb)
     for key, value in options.items():
         getattr(module, f"{table}Add{_camel(key)}")(fbb, vectors.get(key, value))

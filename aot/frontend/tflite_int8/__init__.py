@@ -10,10 +10,12 @@ before anything reads the table.
 from aot.frontend.tflite_int8 import (  # noqa: F401  (imported to register their handlers)
     arithmetic,
     elementwise,
+    indexing,
     int16,
     logic,
     lstm,
     movement,
+    resource_variables,
     state,
     transpose_and_norms,
 )

@@ -166,12 +166,9 @@ class _Importer:
         # shapes, quantization); the accessors read the padded copy it returns.
         self.data = validate(data, source).padded
         self.model = _fb("Model").GetRootAs(self.data, 0)
+        # Subgraph 0 runs; others are only read where an operator names them (CALL_ONCE's
+        # initialization); IF and WHILE are refused by name.
         self.subgraph_count = self.model.SubgraphsLength()
-        if self.subgraph_count != 1:
-            raise UnsupportedError(
-                f"{source}: the model has {self.subgraph_count} subgraphs; the int8 importer "
-                f"supports exactly one (control flow is not supported, see {DOCS})"
-            )
         self.graph = self.model.Subgraphs(0)
         self.tensors = [self._tensor(i) for i in range(self.graph.TensorsLength())]
         self.values: dict[int, Any] = {}
@@ -181,8 +178,9 @@ class _Importer:
         self.op_name = ""
         # Variable tensors (operator state): tensor index -> StateSpec, in parameter order,
         # and the value each stateful operator computed as its next state.
-        self.states: dict[int, StateSpec] = {}
-        self.next_states: dict[int, Any] = {}
+        # Resource variables (VAR_HANDLE) are keyed by their shared name instead.
+        self.states: dict[int | str, StateSpec] = {}
+        self.next_states: dict[int | str, Any] = {}
 
     # -- tensors ---------------------------------------------------------------------
 
@@ -302,6 +300,14 @@ class _Importer:
             )
             params.append(var)
             self.values[index] = var
+        for discover in STATE_SOURCES:
+            for key, spec in discover(self):
+                self.states[key] = spec
+                var = relax.Var(
+                    _identifier(spec.name, used_names), relax.TensorType(spec.shape, spec.dtype)
+                )
+                params.append(var)
+                self.values[key] = var
 
         operators: list[str] = []
         sources: list[SourceOperator] = []
@@ -352,6 +358,12 @@ class _Importer:
                         raise self.unsupported(reason)
                     ins = [int(i) for i in op.InputsAsNumpy()] if op.InputsLength() else []
                     outs = [int(i) for i in op.OutputsAsNumpy()]
+                    if name in NO_OUTPUT:
+                        if outs:
+                            raise self.unsupported(f"expected no outputs, found {len(outs)}")
+                        handler(self, bb, op, ins, None)
+                        sources.append(SourceOperator(index, name))
+                        continue
                     multi = name in MULTI_OUTPUT
                     if not outs or (len(outs) != 1 and not multi):
                         raise self.unsupported(f"expected one output, found {len(outs)}")
@@ -528,6 +540,13 @@ _HANDLERS: dict[str, Handler] = {}
 # Operators with several output tensors (SPLIT, UNPACK, ...): their handler gets the first
 # output's info and returns a sequence of values, one per output, in order.
 MULTI_OUTPUT: set[str] = set()
+# Operators with no output tensor (ASSIGN_VARIABLE, CALL_ONCE): their handler gets None as
+# the output's info and its result is ignored.
+NO_OUTPUT: set[str] = set()
+# Functions called before ``main`` is built, each returning (key, StateSpec) pairs of state
+# that no variable tensor declares (resource variables); ``main`` takes each as a parameter
+# after the variable tensors, and ``_Importer.values[key]`` holds its current value.
+STATE_SOURCES: list[Callable[[_Importer], list[tuple[str, StateSpec]]]] = []
 # Why an operator without a handler is refused, when there is more to say than "not
 # supported" (a float-only operator: which frontend to use instead).
 UNSUPPORTED_REASONS: dict[str, str] = {
@@ -536,12 +555,16 @@ UNSUPPORTED_REASONS: dict[str, str] = {
 }
 
 
-def _handler(*names: str, multi_output: bool = False) -> Callable[[Handler], Handler]:
+def _handler(
+    *names: str, multi_output: bool = False, no_output: bool = False
+) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for name in names:
             _HANDLERS[name] = fn
             if multi_output:
                 MULTI_OUTPUT.add(name)
+            if no_output:
+                NO_OUTPUT.add(name)
         return fn
 
     return register

@@ -1,0 +1,62 @@
+"""The indexing, shape and resource-variable operators on mps2_an386 under QEMU,
+bit-exact with LiteRT's reference kernels: one model with EMBEDDING_LOOKUP,
+DYNAMIC_UPDATE_SLICE, CUMSUM, SHAPE and BROADCAST_ARGS, and a running accumulator in a
+resource variable (CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) over several
+inferences and a reset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from emulator_helpers import require_tools
+
+from aot.testing.harness import RESET, build, run_many, run_session
+from aot.testing.reference import run_tflite_reference
+from tests.int8.harness import random_input
+from tests.int8.indexing_models import (
+    accumulator_model,
+    fresh_litert_session,
+    indexing_inputs,
+    indexing_model,
+)
+
+pytestmark = pytest.mark.emulator
+
+BOARD = "mps2_an386"
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
+
+
+@pytest.mark.slow
+def test_indexing_model_on_the_m4(tmp_path: Path) -> None:
+    path = tmp_path / "indexing.tflite"
+    path.write_bytes(indexing_model())
+    folder = build(path, tmp_path / "out", BOARD)
+    rng = np.random.default_rng(25)
+    batches = [indexing_inputs(rng) for _ in range(10)]
+    for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
+        expected = run_tflite_reference(path, inputs)
+        assert len(outputs) == len(expected) == 3
+        for actual, reference in zip(outputs, expected, strict=True):
+            np.testing.assert_array_equal(actual, reference)
+
+
+@pytest.mark.slow
+def test_resource_variable_on_the_m4_is_bit_exact_and_resets(tmp_path: Path) -> None:
+    data = accumulator_model("int8", (2, 3))
+    path = tmp_path / "accumulator.tflite"
+    path.write_bytes(data)
+    folder = build(path, tmp_path / "out", BOARD)
+    rng = np.random.default_rng(26)
+    inputs = [[random_input(rng, (2, 3)) // 4] for _ in range(6)]
+    plan = [*inputs, RESET, *inputs[:3]]
+    actual = [o[0] for o in run_session(folder, plan)]
+    expected = fresh_litert_session(data, plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert np.array_equal(a, e), (step, a, e)
+    assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
