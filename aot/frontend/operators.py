@@ -293,10 +293,11 @@ _VARIABLES = (
 INT8_OPERATORS.update(
     {
         "EMBEDDING_LOOKUP": (
-            f"ids int32; table {_COPIED}",
+            f"ids int32; table {_COPIED}; hybrid: an int8 table (zero point 0) -> float32",
             "1-D ids, a table of rank >= 2 (constant or computed); constant ids must lie in "
-            "range, computed ones are clamped to it (TFLite fails the inference); the "
-            "hybrid form (float32 output) is refused",
+            "range, computed ones are clamped to it (TFLite fails the inference); a hybrid "
+            "lookup's float32 model output needs --frontend tflite-int8 (auto takes a "
+            "float output for a float model)",
         ),
         "DYNAMIC_UPDATE_SLICE": (
             f"operand and update {_COPIED}, or int32; start indices int32 or int64, "
@@ -305,9 +306,10 @@ INT8_OPERATORS.update(
             "clamped to [0, operand - update] (as TFLite)",
         ),
         "CUMSUM": (
-            "int32 or int64 (int8 is refused: LiteRT's reference has no int8 kernel)",
-            "any rank; one constant axis (negative allowed); exclusive and reverse; sums "
-            "wrap as the C integer type does",
+            "int8 (per-tensor; TFLite's fixed-point reference, as TFLite Micro runs it), "
+            "int32 or int64",
+            "any rank; one constant axis (negative allowed); exclusive and reverse; an int8 "
+            "sum whose |x - zp| add up to 4096 or more overflows int32, as in TFLite",
         ),
         "SHAPE": (
             "any input -> int32 or int64",

@@ -3,9 +3,10 @@ DYNAMIC_UPDATE_SLICE, CUMSUM and BROADCAST_ARGS (SHAPE, and BROADCAST_ARGS of co
 shapes, fold to constants at import time; ``constant`` writes such a value when it is a
 model output).
 
-Values are copied as stored (no requantization); CUMSUM and BROADCAST_ARGS compute in
-their tensors' own integer type. Indices read at run time are clamped into range, so the
-C never reads or writes out of bounds where TFLite would fail the inference.
+Values are copied as stored (no requantization); BROADCAST_ARGS and the int32/int64
+CUMSUM compute in their tensors' own integer type, the int8 CUMSUM in TFLite's fixed
+point. Indices read at run time are clamped into range, so the C never reads or writes
+out of bounds where TFLite would fail the inference.
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from typing import Any
 
 from tvm import te, tirx
 
+from aot.ops.fixedpoint import (
+    c32,
+    clamp_expr,
+    multiply_by_quantized_multiplier_smaller_than_one_expr,
+)
 from aot.ops.int8 import INJECTIVE
 
 Expr = Any
@@ -39,6 +45,15 @@ def embedding_lookup(ids: te.Tensor, table: te.Tensor) -> te.Tensor:
         return table[(row, *inner)]
 
     return te.compute((_shape(ids)[0], *rest), body, name="embedding_lookup", tag=INJECTIVE)
+
+
+def embedding_lookup_hybrid(ids: te.Tensor, table: te.Tensor, *, scale: float) -> te.Tensor:
+    """The hybrid form: rows of an int8 table (zero point 0) times its scale, in float32."""
+    rows = embedding_lookup(ids, table)
+    factor = tirx.const(scale, "float32")
+    return te.compute(
+        _shape(rows), lambda *i: rows[i].astype("float32") * factor, name="dequantized"
+    )
 
 
 def dynamic_update_slice(operand: te.Tensor, update: te.Tensor, starts: te.Tensor) -> te.Tensor:
@@ -75,6 +90,55 @@ def cumsum(data: te.Tensor, *, axis: int, exclusive: bool, reverse: bool) -> te.
         return te.sum(tirx.if_then_else(taken, value, tirx.const(0, data.dtype)), axis=k)
 
     return te.compute(dims, body, name="cumsum")
+
+
+# reference_ops::CumSum (int8) moves each input 20 bits up before scaling, as ADD does.
+CUMSUM_LEFT_SHIFT = 20
+
+
+def cumsum_int8(
+    data: te.Tensor,
+    *,
+    axis: int,
+    exclusive: bool,
+    reverse: bool,
+    input_zp: int,
+    input_multiplier: int,
+    input_shift: int,
+    output_multiplier: int,
+    output_shift: int,
+    output_zp: int,
+) -> te.Tensor:
+    """TFLite's int8 CUMSUM (``reference_ops::CumSum``, the kernel TFLite Micro runs):
+    each term ``MBQM((x - zp_in) << 20, input multiplier)``, summed in int32 onto a start
+    value that is ``-zp_in`` scaled the same way (the reference initialises its
+    accumulator so), then ``MBQM(sum, output multiplier) + zp_out`` clamped to int8."""
+    dims = _shape(data)
+    k = te.reduce_axis((0, dims[axis]), name="k")
+
+    def scaled(centred: Expr) -> Expr:
+        shifted = centred * c32(1 << CUMSUM_LEFT_SHIFT)
+        return multiply_by_quantized_multiplier_smaller_than_one_expr(
+            shifted, input_multiplier, input_shift
+        )
+
+    def total(*idx: Expr) -> Expr:
+        j = idx[axis]
+        earlier = k > j if reverse else k < j  # the terms summed before position j
+        taken = earlier if exclusive else tirx.any(earlier, k == j)
+        value = data[(*idx[:axis], k, *idx[axis + 1 :])].astype("int32") - c32(input_zp)
+        return te.sum(tirx.if_then_else(taken, scaled(value), c32(0)), axis=k)
+
+    sums = te.compute(dims, total, name="cumsum_terms")
+    start = scaled(c32(-input_zp))
+
+    def body(*idx: Expr) -> Expr:
+        rescaled = multiply_by_quantized_multiplier_smaller_than_one_expr(
+            sums[idx] + start, output_multiplier, output_shift
+        )
+        return clamp_expr(rescaled + c32(output_zp), -128, 127).astype("int8")
+
+    return te.compute(dims, body, name="cumsum_int8")
 
 
 def broadcast_args(lhs: te.Tensor, rhs: te.Tensor, *, out_size: int) -> te.Tensor:

@@ -1,4 +1,5 @@
-"""The persistent pool: operator state (SVDF's activation state) kept between inferences.
+"""The persistent pool: state kept between inferences (SVDF's and the LSTM's variable
+tensors, TFLite resource variables that the model assigns).
 
 State is live over every step of every inference, so it can share memory with nothing:
 its buffers are laid out one after the other in a pool of their own, which the executor

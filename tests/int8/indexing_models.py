@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from aot.ops import fixedpoint as fp
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from aot.validate.reference import TFLiteReference
+from tests.int8.test_fixedpoint import ref_rdbpot, ref_srdhm
 
 
 def quantization(rng: np.random.Generator, dtype: str) -> dict:
@@ -20,15 +22,24 @@ def quantization(rng: np.random.Generator, dtype: str) -> dict:
 
 
 def embedding_lookup_model(
-    rng: np.random.Generator, ids: int, table_shape: Sequence[int], dtype: str
+    rng: np.random.Generator,
+    ids: int,
+    table_shape: Sequence[int],
+    dtype: str,
+    hybrid: bool = False,
 ) -> bytes:
+    """EMBEDDING_LOOKUP of a constant table; ``hybrid``: an int8 table (zero point 0)
+    and a float32 output."""
     b = TFLiteModelBuilder()
     q = quantization(rng, dtype)
+    if hybrid:
+        q["zero_point"] = 0
     info = np.iinfo(dtype)
     table = rng.integers(info.min, info.max + 1, size=table_shape).astype(dtype)
     i = b.add_input("ids", (ids,), "int32")
     t = b.add_constant("table", table, **q)
-    y = b.add_tensor("y", (ids, *table_shape[1:]), dtype, **q)
+    out_q = {} if hybrid else q
+    y = b.add_tensor("y", (ids, *table_shape[1:]), "float32" if hybrid else dtype, **out_q)
     b.add_operator("EMBEDDING_LOOKUP", [i, t], [y])
     b.mark_output(y)
     return b.build()
@@ -53,15 +64,49 @@ def dynamic_update_slice_model(
 
 
 def cumsum_model(
-    shape: Sequence[int], dtype: str, axis: int, exclusive: bool, reverse: bool
+    shape: Sequence[int],
+    dtype: str,
+    axis: int,
+    exclusive: bool,
+    reverse: bool,
+    input_q: dict | None = None,
+    output_q: dict | None = None,
 ) -> bytes:
+    """CUMSUM over a constant axis; int8 takes ``input_q`` and ``output_q``."""
     b = TFLiteModelBuilder()
-    x = b.add_input("x", shape, dtype)
+    x = b.add_input("x", shape, dtype, **(input_q or {}))
     a = b.add_constant("axis", np.array(axis, np.int32))
-    y = b.add_tensor("y", shape, dtype)
+    y = b.add_tensor("y", shape, dtype, **(output_q or {}))
     b.add_operator("CUMSUM", [x, a], [y], {"exclusive": exclusive, "reverse": reverse})
     b.mark_output(y)
     return b.build()
+
+
+def reference_cumsum_int8(
+    x: np.ndarray, axis: int, exclusive: bool, reverse: bool, input_q: dict, output_q: dict
+) -> np.ndarray:
+    """TFLite's reference_ops::CumSum for int8, element by element in Python integers
+    (LiteRT's interpreter registers no int8 CUMSUM to run it; TFLite Micro does)."""
+    s_in, zp_in = float(np.float32(input_q["scale"])), input_q["zero_point"]
+    s_out, zp_out = float(np.float32(output_q["scale"])), output_q["zero_point"]
+    m_in, e_in = fp.quantize_multiplier_smaller_than_one(s_in / (2 * s_in))
+    m_out, e_out = fp.quantize_multiplier_smaller_than_one(2 * s_in / ((1 << 20) * s_out))
+
+    def scale(value: int, multiplier: int, exponent: int) -> int:
+        return ref_rdbpot(ref_srdhm(value, multiplier), -exponent)
+
+    rows = np.moveaxis(x, axis, -1)
+    out = np.empty_like(rows)
+    for where in np.ndindex(rows.shape[:-1]):
+        accumulator = scale(-zp_in * (1 << 20), m_in, e_in)
+        order = range(rows.shape[-1])
+        for j in reversed(order) if reverse else order:
+            term = scale((int(rows[(*where, j)]) - zp_in) * (1 << 20), m_in, e_in)
+            before = accumulator
+            accumulator += term
+            total = before if exclusive else accumulator
+            out[(*where, j)] = min(max(scale(total, m_out, e_out) + zp_out, -128), 127)
+    return np.moveaxis(out, -1, axis)
 
 
 def broadcast_args_model(lhs: int, rhs: int, dtype: str) -> bytes:
@@ -93,7 +138,8 @@ def indexing_model() -> bytes:
 
     x [2, 3, 4] int8 -> SHAPE -> BROADCAST_ARGS with [3, 1, 1, 4] -> BROADCAST_TO's shape
     (x broadcast to [3, 2, 3, 4]); ids -> EMBEDDING_LOOKUP of a [6, 4] table -> DYNAMIC_
-    UPDATE_SLICE into x at run-time starts; ids -> CUMSUM (int32, exclusive)."""
+    UPDATE_SLICE into x at run-time starts; ids -> CUMSUM (int32, exclusive); ids -> the
+    hybrid EMBEDDING_LOOKUP (float32 rows)."""
     rng = np.random.default_rng(13)
     q = {"scale": 0.05, "zero_point": 3}
     b = TFLiteModelBuilder()
@@ -119,6 +165,12 @@ def indexing_model() -> bytes:
                    [base])  # fmt: skip
     b.add_operator("DYNAMIC_UPDATE_SLICE", [base, rows3, starts], [updated])
     b.mark_output(updated)
+    # The hybrid lookup: an int8 table at zero point 0, float32 rows.
+    weights = rng.integers(-128, 128, (6, 2, 2)).astype(np.int8)
+    floats = b.add_tensor("floats", (5, 2, 2), "float32")
+    table2 = b.add_constant("table2", weights, scale=0.0371, zero_point=0)
+    b.add_operator("EMBEDDING_LOOKUP", [ids, table2], [floats])
+    b.mark_output(floats)
     sums = b.add_tensor("sums", INDEXING_INPUTS["ids"], "int32")
     b.add_operator(
         "CUMSUM", [ids, b.add_constant("axis", np.array(0, np.int32))], [sums],
@@ -126,6 +178,36 @@ def indexing_model() -> bytes:
     )  # fmt: skip
     b.mark_output(sums)
     return b.build()
+
+
+CUMSUM_INT8 = {
+    "shape": (3, 5),
+    "input_q": {"scale": 0.043, "zero_point": -7},
+    "output_q": {"scale": 0.12, "zero_point": 11},
+}
+
+
+def cumsum_int8_model() -> bytes:
+    """The int8 CUMSUM for the board: two of them (inclusive along rows, exclusive and
+    reversed along columns), checked against ``reference_cumsum_int8``."""
+    spec = CUMSUM_INT8
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", spec["shape"], "int8", **spec["input_q"])
+    for axis, exclusive, reverse in ((1, False, False), (0, True, True)):
+        y = b.add_tensor(f"y{axis}", spec["shape"], "int8", **spec["output_q"])
+        a = b.add_constant(f"axis{axis}", np.array(axis, np.int32))
+        options = {"exclusive": exclusive, "reverse": reverse}
+        b.add_operator("CUMSUM", [x, a], [y], options)
+        b.mark_output(y)
+    return b.build()
+
+
+def cumsum_int8_expected(x: np.ndarray) -> list[np.ndarray]:
+    spec = CUMSUM_INT8
+    return [
+        reference_cumsum_int8(x, axis, exclusive, reverse, spec["input_q"], spec["output_q"])
+        for axis, exclusive, reverse in ((1, False, False), (0, True, True))
+    ]
 
 
 def indexing_inputs(rng: np.random.Generator) -> list[np.ndarray]:

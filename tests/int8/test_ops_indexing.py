@@ -11,7 +11,7 @@ import pytest
 from aot.errors import UnsupportedError
 from aot.frontend.tflite_int8 import import_tflite_int8
 from aot.testing.tflite_builder import TFLiteModelBuilder
-from tests.int8.harness import assert_bit_exact, random_input
+from tests.int8.harness import assert_bit_exact, compile_vm, random_input, run_vm
 from tests.int8.indexing_models import (
     broadcast_args_model,
     cumsum_model,
@@ -19,6 +19,7 @@ from tests.int8.indexing_models import (
     embedding_lookup_model,
     indexing_inputs,
     indexing_model,
+    reference_cumsum_int8,
     shape_model,
 )
 
@@ -37,13 +38,13 @@ def test_the_board_model_holds_every_indexing_operator(tmp_path) -> None:
     assert set(OPERATORS) <= set(read_tflite(path).operators)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int16"])
-def test_embedding_lookup_matches_litert(dtype: str) -> None:
-    rng = np.random.default_rng(510 if dtype == "int8" else 511)
+@pytest.mark.parametrize("dtype, hybrid", [("int8", False), ("int16", False), ("int8", True)])
+def test_embedding_lookup_matches_litert(dtype: str, hybrid: bool) -> None:
+    rng = np.random.default_rng(510 + 2 * hybrid + (dtype == "int16"))
     for _ in range(3):
         ids = int(rng.integers(1, 7))
         table = (int(rng.integers(1, 9)), *rng.integers(1, 5, size=int(rng.integers(1, 3))))
-        model = embedding_lookup_model(rng, ids, table, dtype)
+        model = embedding_lookup_model(rng, ids, table, dtype, hybrid)
         # LiteRT fails on an id outside the table, so only ids in range compare.
         inputs = [[rng.integers(0, table[0], (ids,), dtype=np.int32)] for _ in range(CASES)]
         assert_bit_exact(model, inputs)
@@ -86,6 +87,31 @@ def test_cumsum_matches_litert(dtype: str) -> None:
             assert_bit_exact(model, inputs)
 
 
+def test_int8_cumsum_follows_the_tflite_reference_kernel() -> None:
+    """Randomized shapes, zero points and scale ratios (saturating ones too), up to 6
+    terms per sum (where TFLite's int32 accumulator cannot overflow)."""
+    rng = np.random.default_rng(560)
+    saturated = 0
+    for case in range(8):
+        rank = int(rng.integers(1, 4))
+        shape = tuple(int(d) for d in rng.integers(1, 7, size=rank))
+        axis = int(rng.integers(-rank, rank))
+        exclusive, reverse = bool(case & 1), bool(case & 2)
+        input_q = {"scale": float(rng.uniform(0.01, 0.2)), "zero_point": int(rng.integers(-40, 41))}
+        output_q = {
+            "scale": input_q["scale"] * float(rng.uniform(0.5, 8)),
+            "zero_point": int(rng.integers(-40, 41)),
+        }
+        model = cumsum_model(shape, "int8", axis, exclusive, reverse, input_q, output_q)
+        _, vm = compile_vm(model)
+        for _ in range(CASES):
+            x = random_input(rng, shape)
+            expected = reference_cumsum_int8(x, axis, exclusive, reverse, input_q, output_q)
+            np.testing.assert_array_equal(run_vm(vm, [x])[0], expected)
+            saturated += int(np.isin(expected, (-128, 127)).sum())
+    assert saturated > 0  # some sums leave the int8 range
+
+
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_broadcast_args_matches_litert(dtype: str) -> None:
     rng = np.random.default_rng(530 if dtype == "int32" else 531)
@@ -118,19 +144,15 @@ def test_indexing_model_folds_shape_and_broadcast_args() -> None:
     assert_bit_exact(indexing_model(), [indexing_inputs(rng) for _ in range(CASES)])
 
 
-def _int8_cumsum() -> bytes:
-    b = TFLiteModelBuilder()
-    x = b.add_input("x", (2, 3), "int8", scale=0.1, zero_point=0)
-    y = b.add_tensor("y", (2, 3), "int8", scale=0.1, zero_point=0)
-    b.add_operator("CUMSUM", [x, b.add_constant("axis", np.array(0, np.int32))], [y])
-    b.mark_output(y)
-    return b.build()
+def _int16_cumsum() -> bytes:
+    q = {"scale": 0.1, "zero_point": 0}
+    return cumsum_model((2, 3), "int16", 0, False, False, q, q)
 
 
 def _hybrid_embedding_lookup() -> bytes:
     b = TFLiteModelBuilder()
     ids = b.add_input("ids", (2,), "int32")
-    table = b.add_constant("table", np.ones((4, 3), np.int8), scale=0.1, zero_point=0)
+    table = b.add_constant("table", np.ones((4, 3), np.int8), scale=0.1, zero_point=3)
     y = b.add_tensor("y", (2, 3), "float32")
     b.add_operator("EMBEDDING_LOOKUP", [ids, table], [y])
     b.mark_output(y)
@@ -151,8 +173,8 @@ def _oversized_update() -> bytes:
 @pytest.mark.parametrize(
     "model, message",
     [
-        (_int8_cumsum, r"operator 0 \(CUMSUM\): int8 CUMSUM is not supported yet"),
-        (_hybrid_embedding_lookup, r"operator 0 \(EMBEDDING_LOOKUP\): the hybrid form"),
+        (_int16_cumsum, r"operator 0 \(CUMSUM\): input 'x' is int16, expected int8 or int32"),
+        (_hybrid_embedding_lookup, r"\(EMBEDDING_LOOKUP\): the hybrid form needs .* zero point 0"),
         (_oversized_update, r"operator 0 \(DYNAMIC_UPDATE_SLICE\): update \[5\] does not fit"),
     ],
 )

@@ -21,6 +21,7 @@ from aot.frontend.tflite_int8.importer import (
     _options,
     _TensorInfo,
 )
+from aot.ops import fixedpoint as fp
 
 _INDEX_DTYPES = ["int32", "int64"]
 # Activations these operators copy as stored: TFLite does not requantize them.
@@ -68,9 +69,15 @@ def _embedding_lookup(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Te
 
     ids, table = imp.tensors[ins[0]], imp.tensors[ins[1]]
     imp.expect(ids, ["int32"], "ids")
-    if out.dtype == "float32":
-        raise imp.unsupported("the hybrid form (int8 table, float32 output) is not supported")
-    _copied_pair(imp, table, out, "table")
+    hybrid = out.dtype == "float32"
+    if hybrid:
+        # EvalHybrid: the int8 rows times the table's one scale (its Prepare wants zp 0).
+        imp.expect(table, ["int8"], "table")
+        imp.per_tensor(table, "table")
+        if table.zp != 0:
+            raise imp.unsupported(f"the hybrid form needs table {table.name!r} at zero point 0")
+    else:
+        _copied_pair(imp, table, out, "table")
     if len(ids.shape) != 1 or len(table.shape) < 2:
         raise imp.unsupported("expected 1-D ids and a table of rank 2 or more")
     expected = (ids.shape[0], *table.shape[1:])
@@ -79,6 +86,11 @@ def _embedding_lookup(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Te
     rows = table.shape[0]
     if ids.data is not None and ((ids.data < 0).any() or (ids.data >= rows).any()):
         raise imp.unsupported(f"an id is outside [0, {rows})")
+    if hybrid:
+        return imp.emit(
+            bb, int8_indexing.embedding_lookup_hybrid, imp.value(ins[0]), imp.value(ins[1]),
+            name="embedding_lookup_hybrid", scale=table.s,
+        )  # fmt: skip
     return imp.emit(
         bb, int8_indexing.embedding_lookup, imp.value(ins[0]), imp.value(ins[1]),
         name="embedding_lookup",
@@ -121,12 +133,7 @@ def _cumsum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     from aot.ops import int8_indexing
 
     x = imp.tensors[ins[0]]
-    if x.dtype == "int8":
-        raise imp.unsupported(
-            "int8 CUMSUM is not supported yet (LiteRT's reference has no int8 kernel to "
-            "check it against); int32 and int64 are"
-        )
-    imp.expect(x, _INDEX_DTYPES, "input")
+    imp.expect(x, ["int8", *_INDEX_DTYPES], "input")
     if out.dtype != x.dtype or out.shape != x.shape:
         raise imp.unsupported(f"output {out.name!r} must be {x.dtype} {list(x.shape)}")
     imp.expect(imp.tensors[ins[1]], ["int32"], "axis")
@@ -135,11 +142,25 @@ def _cumsum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     if axes.size != 1 or not -rank <= int(axes[0]) < rank:
         raise imp.unsupported(f"axis {axes.tolist()} is not one axis of a rank-{rank} input")
     opts = _options(op, "CumsumOptions")
+    options = {
+        "axis": int(axes[0]) % rank,
+        "exclusive": bool(opts.Exclusive()) if opts is not None else False,
+        "reverse": bool(opts.Reverse()) if opts is not None else False,
+    }
+    if x.dtype != "int8":
+        return imp.emit(bb, int8_indexing.cumsum, imp.value(ins[0]), name="cumsum", **options)
+    imp.per_tensor(x, "input")
+    imp.per_tensor(out, "output")
+    # TFLite Micro's CUMSUM Prepare: both inputs of ADD's scheme are this one input, so the
+    # input multiplier is 1/2 and the output one 2 s_in / (2**20 s_out), in double.
+    in_m, in_s = fp.quantize_multiplier_smaller_than_one(x.s / (2 * x.s))
+    out_m, out_s = fp.quantize_multiplier_smaller_than_one(
+        2 * x.s / ((1 << int8_indexing.CUMSUM_LEFT_SHIFT) * out.s)
+    )
     return imp.emit(
-        bb, int8_indexing.cumsum, imp.value(ins[0]), name="cumsum",
-        axis=int(axes[0]) % rank,
-        exclusive=bool(opts.Exclusive()) if opts is not None else False,
-        reverse=bool(opts.Reverse()) if opts is not None else False,
+        bb, int8_indexing.cumsum_int8, imp.value(ins[0]), name="cumsum_int8", **options,
+        input_zp=x.zp, input_multiplier=in_m, input_shift=in_s, output_multiplier=out_m,
+        output_shift=out_s, output_zp=out.zp,
     )  # fmt: skip
 
 
