@@ -327,13 +327,14 @@ INT8_OPERATORS.update(
         ),
         "READ_VARIABLE": (
             "any dtype the reading operators take",
-            "reads the variable's current value (no copy); a variable no CALL_ONCE "
-            "initializes must be assigned first",
+            "reads the variable's current value (a copy only for a model output); a "
+            "variable no CALL_ONCE initializes must be assigned first",
         ),
         "ASSIGN_VARIABLE": (
             "any dtype; one shape and dtype per variable",
             f"a variable the main subgraph assigns is state in {_VARIABLES}; the last "
-            "assignment of an inference is kept; a variable only read is a constant",
+            "assignment of an inference is kept (a model input assigned is copied by a "
+            "kernel); a variable only read is a constant",
         ),
         "CALL_ONCE": (
             "-",

@@ -255,6 +255,28 @@ def accumulator_model(dtype: str = "int8", shape: Sequence[int] = (1, 4)) -> byt
     return b.build()
 
 
+def delay_model(shape: Sequence[int] = (1, 4)) -> bytes:
+    """A one-step delay line: each inference outputs the variable (the previous input, or
+    CALL_ONCE's constant at first) and assigns it the input; neither is computed by an
+    operator, so aot copies them with a kernel."""
+    q = {"scale": 0.5, "zero_point": -2}
+    init = TFLiteModelBuilder()
+    handle = init.add_tensor("h", (), "resource")
+    init.add_operator("VAR_HANDLE", [], [handle], {"shared_name": "previous"})
+    start = init.add_constant("start", np.arange(np.prod(shape), dtype=np.int8).reshape(shape), **q)
+    init.add_operator("ASSIGN_VARIABLE", [handle, start], [])
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", shape, "int8", **q)
+    b.add_operator("CALL_ONCE", [], [], {"init_subgraph_index": b.add_subgraph(init)})
+    h = b.add_tensor("h", (), "resource")
+    b.add_operator("VAR_HANDLE", [], [h], {"shared_name": "previous"})
+    previous = b.add_tensor("previous", shape, "int8", **q)
+    b.add_operator("READ_VARIABLE", [h], [previous])
+    b.add_operator("ASSIGN_VARIABLE", [h, x], [])
+    b.mark_output(previous)
+    return b.build()
+
+
 def fresh_litert_session(model: bytes, plan: list) -> list[np.ndarray]:
     """LiteRT over the plan of aot.testing.harness.run_session, a RESET being a freshly
     loaded interpreter: LiteRT's reset_all_variables() leaves resource variables as they

@@ -15,7 +15,7 @@ from aot.frontend.tflite_int8 import import_tflite_int8
 from aot.testing.harness import RESET, build, run_session
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import compile_vm, random_input
-from tests.int8.indexing_models import accumulator_model, fresh_litert_session
+from tests.int8.indexing_models import accumulator_model, delay_model, fresh_litert_session
 
 pytestmark = pytest.mark.unit
 
@@ -65,6 +65,27 @@ def test_accumulator_matches_litert_across_inferences_and_reset(dtype: str) -> N
         assert np.array_equal(a, e), (step, a, e)
     assert len({e.tobytes() for e in expected[:5]}) == 5  # the variable changes each call
     assert [a.tobytes() for a in actual[5:]] == [a.tobytes() for a in actual[:3]]
+
+
+def test_delay_line_matches_litert() -> None:
+    """The variable read straight into the output and assigned the input itself."""
+    model = delay_model()
+    plan = session_plan(np.random.default_rng(62), (1, 4), "int8")
+    expected = fresh_litert_session(model, plan)
+    for step, (a, e) in enumerate(zip(run_vm_session(model, plan), expected, strict=True)):
+        assert np.array_equal(a, e), (step, a, e)
+
+
+@pytest.mark.toolchain
+def test_delay_line_on_the_host_copies_what_no_operator_computes(tmp_path) -> None:
+    path = tmp_path / "delay.tflite"
+    path.write_bytes(delay_model())
+    folder = build(path, tmp_path / "out", "host")
+    plan = session_plan(np.random.default_rng(63), (1, 4), "int8")
+    actual = [o[0] for o in run_session(folder, plan)]
+    expected = fresh_litert_session(path.read_bytes(), plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert np.array_equal(a, e), (step, a, e)
 
 
 @pytest.mark.toolchain

@@ -169,7 +169,8 @@ def _resource_states(imp: _Importer) -> list[tuple[str, StateSpec]]:
     imp.op_index, imp.op_name = -1, ""
     states = []
     for variable in variables.values():
-        assert variable.shape is not None and variable.dtype is not None
+        if variable.shape is None or variable.dtype is None:
+            continue  # a handle that nothing reads or assigns
         if variable.assigned:
             spec = StateSpec(variable.name, variable.shape, variable.dtype, variable.initial)
             states.append((variable.key, spec))
@@ -192,6 +193,19 @@ def _var_handle(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     return _variable_key(imp, op)[0]
 
 
+def _computed(imp: _Importer, bb: Any, value: Any, shape: tuple[int, ...]) -> Any:
+    """``value``, or a kernel's copy of it when no operator computes it (a model input, a
+    variable's value at the start of the inference, a constant): a next state and a model
+    output must be buffers a kernel writes."""
+    from tvm import relax
+
+    from aot.ops import int8_indexing
+
+    if isinstance(value, relax.DataflowVar):
+        return value
+    return imp.emit(bb, int8_indexing.constant, value, name="copy", out_shape=shape)
+
+
 def _key(imp: _Importer, index: int) -> str:
     key = imp.values.get(index)
     if not isinstance(key, str):
@@ -201,22 +215,15 @@ def _key(imp: _Importer, index: int) -> str:
 
 @_handler("READ_VARIABLE")
 def _read_variable(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    return imp.values[_key(imp, ins[0])]
+    value = imp.values[_key(imp, ins[0])]
+    if out.index in {int(i) for i in imp.graph.OutputsAsNumpy()}:
+        return _computed(imp, bb, value, out.shape)
+    return value  # later operators read the variable itself: no copy
 
 
 @_handler("ASSIGN_VARIABLE", no_output=True)
 def _assign_variable(imp: _Importer, bb: Any, op: Any, ins: list[int], out: None) -> None:
-    from tvm import ir
-
-    from aot.ops import int8_indexing
-
     key = _key(imp, ins[0])
-    value = imp.value(ins[1])
-    if isinstance(value, ir.expr.Constant):
-        # The next state must be a buffer a kernel writes, not a constant.
-        value = imp.emit(
-            bb, int8_indexing.constant, value, name="constant",
-            out_shape=imp.tensors[ins[1]].shape,
-        )  # fmt: skip
+    value = _computed(imp, bb, imp.value(ins[1]), imp.tensors[ins[1]].shape)
     imp.values[key] = value
     imp.next_states[key] = value
