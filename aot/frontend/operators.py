@@ -354,7 +354,8 @@ INT8_SUMMARY = (
     "the stored size); one subgraph runs (CALL_ONCE's initialization is folded; IF and "
     "WHILE are refused). int16 activations (16x8) only where the dtypes say so "
     "(FULLY_CONNECTED, ADD, CONV_2D, DEPTHWISE_CONV_2D, MUL). Not supported: uint8 or "
-    "float32 tensors between operators, hybrid operators (float activations, int8 weights)."
+    "float32 tensors between operators, hybrid operators (float activations, int8 weights; "
+    "EMBEDDING_LOOKUP's hybrid form excepted)."
 )
 
 # The builtin operators of TensorFlow Lite Micro's MicroMutableOpResolver (its Add<Op>()

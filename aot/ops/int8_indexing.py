@@ -1,6 +1,6 @@
 """TFLite indexing and shape operators as TE computes: EMBEDDING_LOOKUP,
 DYNAMIC_UPDATE_SLICE, CUMSUM and BROADCAST_ARGS (SHAPE, and BROADCAST_ARGS of constant
-shapes, fold to constants at import time; ``constant`` writes such a value when it is a
+shapes, fold to constants at import time; ``copy`` writes such a value when it is a
 model output).
 
 Values are copied as stored (no requantization); BROADCAST_ARGS and the int32/int64
@@ -159,6 +159,7 @@ def broadcast_args(lhs: te.Tensor, rhs: te.Tensor, *, out_size: int) -> te.Tenso
     return te.compute((out_size,), body, name="broadcast_args", tag=INJECTIVE)
 
 
-def constant(values: te.Tensor, *, out_shape: Sequence[int]) -> te.Tensor:
-    """A copy of a folded constant, for a model output that SHAPE or BROADCAST_ARGS gives."""
-    return te.compute(tuple(out_shape), lambda *i: values[i], name="constant", tag=INJECTIVE)
+def copy(values: te.Tensor, *, out_shape: Sequence[int]) -> te.Tensor:
+    """A copy of a value no operator computes (a folded constant, a model input, a
+    variable's value at the start of the inference) where a buffer must hold it."""
+    return te.compute(tuple(out_shape), lambda *i: values[i], name="copy", tag=INJECTIVE)

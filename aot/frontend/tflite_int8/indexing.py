@@ -42,19 +42,32 @@ UNSUPPORTED_REASONS.update(
 )
 
 
-def _fold(imp: _Importer, bb: Any, out: _TensorInfo, value: np.ndarray) -> Any:
-    """``value`` as the result of ``out``: a constant that later operators read as data,
-    written by a small kernel when the model outputs it."""
+def is_model_output(imp: _Importer, index: int) -> bool:
+    return index in {int(i) for i in imp.graph.OutputsAsNumpy()}
+
+
+def copied(imp: _Importer, bb: Any, value: Any, shape: tuple[int, ...]) -> Any:
+    """``value``, or a kernel's copy of it when no operator computes it (a constant, a
+    model input, a variable's value at the start of the inference): model outputs and
+    next states must be buffers a kernel writes."""
     from tvm import relax
 
     from aot.ops import int8_indexing
 
+    if isinstance(value, relax.DataflowVar):
+        return value
+    return imp.emit(bb, int8_indexing.copy, value, name="copy", out_shape=shape)
+
+
+def _fold(imp: _Importer, bb: Any, out: _TensorInfo, value: np.ndarray) -> Any:
+    """``value`` as the result of ``out``: a constant that later operators read as data,
+    copied by a kernel when the model outputs it."""
+    from tvm import relax
+
     array = np.ascontiguousarray(value.astype(out.dtype).reshape(out.shape))
     imp.tensors[out.index].data = array
     const = relax.const(array, out.dtype)  # relax.const alone narrows int64 to int32
-    if out.index not in {int(i) for i in imp.graph.OutputsAsNumpy()}:
-        return const
-    return imp.emit(bb, int8_indexing.constant, const, name="constant", out_shape=out.shape)
+    return copied(imp, bb, const, out.shape) if is_model_output(imp, out.index) else const
 
 
 def _copied_pair(imp: _Importer, x: _TensorInfo, out: _TensorInfo, role: str) -> None:

@@ -18,17 +18,21 @@ from typing import Any
 
 import numpy as np
 
+from aot.errors import ModelError
 from aot.frontend.model import StateSpec
 from aot.frontend.tflite_file import TFLITE_DTYPES
 from aot.frontend.tflite_int8.importer import (
     STATE_SOURCES,
     _builtin_names,
+    _DamagedOperator,
     _handler,
     _Importer,
     _options,
     _required_options,
     _TensorInfo,
 )
+from aot.frontend.tflite_int8.indexing import copied, is_model_output
+from aot.frontend.validate import DAMAGED
 
 _VARIABLE_OPERATORS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
 
@@ -137,6 +141,15 @@ def _run_initialization(imp: _Importer, walk: _Walk, op: Any) -> None:
 
 def _resource_states(imp: _Importer) -> list[tuple[str, StateSpec]]:
     """The variables the main subgraph assigns, as state; read-only ones become constants."""
+    try:
+        return _walk_variables(imp)
+    except _DamagedOperator as err:  # options of the wrong table, as the main loop words it
+        raise ModelError(
+            f"{imp.source}: {DAMAGED}: operator {imp.op_index} ({imp.op_name}): {err}"
+        ) from None
+
+
+def _walk_variables(imp: _Importer) -> list[tuple[str, StateSpec]]:
     from tvm import relax
 
     variables: dict[str, _Variable] = {}
@@ -193,19 +206,6 @@ def _var_handle(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     return _variable_key(imp, op)[0]
 
 
-def _computed(imp: _Importer, bb: Any, value: Any, shape: tuple[int, ...]) -> Any:
-    """``value``, or a kernel's copy of it when no operator computes it (a model input, a
-    variable's value at the start of the inference, a constant): a next state and a model
-    output must be buffers a kernel writes."""
-    from tvm import relax
-
-    from aot.ops import int8_indexing
-
-    if isinstance(value, relax.DataflowVar):
-        return value
-    return imp.emit(bb, int8_indexing.constant, value, name="copy", out_shape=shape)
-
-
 def _key(imp: _Importer, index: int) -> str:
     key = imp.values.get(index)
     if not isinstance(key, str):
@@ -216,14 +216,15 @@ def _key(imp: _Importer, index: int) -> str:
 @_handler("READ_VARIABLE")
 def _read_variable(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     value = imp.values[_key(imp, ins[0])]
-    if out.index in {int(i) for i in imp.graph.OutputsAsNumpy()}:
-        return _computed(imp, bb, value, out.shape)
+    if is_model_output(imp, out.index):
+        return copied(imp, bb, value, out.shape)
     return value  # later operators read the variable itself: no copy
 
 
 @_handler("ASSIGN_VARIABLE", no_output=True)
 def _assign_variable(imp: _Importer, bb: Any, op: Any, ins: list[int], out: None) -> None:
     key = _key(imp, ins[0])
-    value = _computed(imp, bb, imp.value(ins[1]), imp.tensors[ins[1]].shape)
+    # A next state is a buffer of its own, which run() copies into the persistent pool.
+    value = copied(imp, bb, imp.value(ins[1]), imp.tensors[ins[1]].shape)
     imp.values[key] = value
     imp.next_states[key] = value
