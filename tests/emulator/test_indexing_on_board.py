@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from emulator_helpers import require_tools
 
-from aot.testing.harness import RESET, build, run_many, run_session
+from aot.testing.harness import build, run_many, run_session
 from aot.testing.reference import run_tflite_reference
 from tests.int8.harness import random_input
 from tests.int8.indexing_models import (
@@ -23,6 +23,7 @@ from tests.int8.indexing_models import (
     fresh_litert_session,
     indexing_inputs,
     indexing_model,
+    session_plan,
 )
 
 pytestmark = pytest.mark.emulator
@@ -70,11 +71,9 @@ def test_resource_variable_on_the_m4_is_bit_exact_and_resets(tmp_path: Path) -> 
     path = tmp_path / "accumulator.tflite"
     path.write_bytes(data)
     folder = build(path, tmp_path / "out", BOARD)
-    rng = np.random.default_rng(26)
-    inputs = [[random_input(rng, (2, 3)) // 4] for _ in range(6)]
-    plan = [*inputs, RESET, *inputs[:3]]
+    plan = session_plan(np.random.default_rng(26), (2, 3), "int8")
     actual = [o[0] for o in run_session(folder, plan)]
     expected = fresh_litert_session(data, plan)
     for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert np.array_equal(a, e), (step, a, e)
-    assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
+    assert [a.tobytes() for a in actual[5:]] == [a.tobytes() for a in actual[:3]]

@@ -12,21 +12,20 @@ import pytest
 
 from aot.errors import UnsupportedError
 from aot.frontend.tflite_int8 import import_tflite_int8
-from aot.testing.harness import RESET, build, run_session
+from aot.testing.harness import build, run_session
 from aot.testing.tflite_builder import TFLiteModelBuilder
-from tests.int8.harness import compile_vm, random_input
-from tests.int8.indexing_models import accumulator_model, delay_model, fresh_litert_session
+from tests.int8.harness import compile_vm
+from tests.int8.indexing_models import (
+    accumulator_model,
+    delay_model,
+    fresh_litert_session,
+    session_plan,
+)
 
 pytestmark = pytest.mark.unit
 
 # The operators of aot/frontend/tflite_int8/resource_variables.py, all in accumulator_model.
 OPERATORS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
-
-
-def session_plan(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> list:
-    """Five inferences, a reset, then the first three inputs again."""
-    inputs = [[random_input(rng, shape, dtype) // 4] for _ in range(5)]
-    return [*inputs, RESET, *inputs[:3]]
 
 
 def run_vm_session(model: bytes, plan: list) -> list[np.ndarray]:
