@@ -48,15 +48,24 @@ _INT8 = "int8"
 _FUSED = "fused activation NONE, RELU, RELU6 or RELU_N1_TO_1"
 # Operators that copy or compare stored values: TFLite does not requantize them.
 _SAME_Q = "int8; inputs and outputs with one scale and zero point"
+_INT16_ADD_SUB = (
+    "16x8: int16 (zero point 0); power-of-two scales with pot_scale_int16 (the default) "
+    "take TFLite's power-of-two path (one input at the output's scale, the other at most "
+    "2**15 finer), any other scales the general path"
+)
+_INT16_TABLE = (
+    "input scale below 2.67 (a power of two from Q3.12 takes TFLite's 3 << shift path, "
+    "any other the general multiplier); the interpolated 256-entry sigmoid table"
+)
 
 # Each entry is read off the handler in tflite_int8.py: the ``expect`` dtypes,
 # ``per_tensor`` checks, options honoured and the shape checks it makes.
 INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "ABS": (_INT8, "any rank; requantizes when the input and output scales differ"),
     "ADD": (
-        "int8, both inputs per-tensor. 16x8: int16 (zero point 0), the general path "
-        "(pot_scale_int16 false) only",
-        f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
+        f"int8, both inputs per-tensor. {_INT16_ADD_SUB}",
+        f"any rank, numpy broadcasting (output = broadcast shape; the int16 power-of-two "
+        f"path needs equal shapes); {_FUSED}",
     ),
     "ARG_MAX": (
         "int8 -> int32 or int64 (int64 only between operators: the model boundary takes int32)",
@@ -113,7 +122,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "range, computed ones are clamped to it",
     ),
     "HARD_SWISH": (
-        _INT8,
+        "int8 (int16 is refused: no TFLite kernel runs it)",
         "any rank; the output scale must exceed 1/128 of the input scale",
     ),
     "L2_NORMALIZATION": (
@@ -126,7 +135,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         _INT8,
         "last axis, any rank; output zero point 127 and scale 16/256 (as TFLite requires)",
     ),
-    "LOGISTIC": (_INT8, "any rank; output scale 1/256 (as TFLite requires); 256-entry table"),
+    "LOGISTIC": (
+        "int8; int16 (zero point 0)",
+        "any rank; int8: output scale 1/256 (as TFLite requires), 256-entry table; int16: "
+        f"output scale 2**-15, {_INT16_TABLE}",
+    ),
     "MAXIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
     "MAX_POOL_2D": (
         _INT8,
@@ -182,8 +195,10 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "SLICE": (_SAME_Q, "any rank; constant begin and size (int32 or int64, size -1 = to the end)"),
     "SOFTMAX": (
-        _INT8,
-        "last axis; output zero point -128 and scale 1/256 (as TFLite requires); any beta",
+        "int8; int16 (zero point 0)",
+        "last axis; any beta; output zero point -128 and scale 1/256 (int8) or zero point 0 "
+        "and scale 1/32768 (int16), as TFLite requires; int16 through TFLite's 513-entry "
+        "exp and 1/(1+x) tables",
     ),
     "SPACE_TO_DEPTH": (_SAME_Q, "4-D NHWC; any block size dividing height and width"),
     "SPLIT": (_SAME_Q, "any rank; constant axis; equal parts (num_splits)"),
@@ -200,7 +215,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "begin, end and shrink-axis masks and offset; no ellipsis or new-axis mask",
     ),
     "SUB": (
-        "int8, both inputs per-tensor",
+        f"int8, both inputs per-tensor. {_INT16_ADD_SUB}",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
     "SUM": (
@@ -215,7 +230,10 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "TFLite's integer kernel requires; it applies none); the state is kept between "
         "inferences in the persistent pool and reset by aot_<name>_reset()",
     ),
-    "TANH": (_INT8, "any rank; 256-entry table"),
+    "TANH": (
+        "int8; int16 (zero point 0)",
+        f"any rank; int8: 256-entry table; int16: output scale 2**-15, {_INT16_TABLE}",
+    ),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (
         "int8 input, output and output state, per-tensor; int8 weights (zero point 0), "
         "int32 biases, int16 cell state (zero point 0, scale 2**-15..2**-9)",

@@ -79,6 +79,13 @@ def fully_connected(
     return te.compute(out_shape, body, name="fully_connected_int16")
 
 
+def _broadcast_index(t: te.Tensor, idx: Sequence[Expr]) -> tuple:
+    """numpy broadcasting: ``t``'s element for output index ``idx``."""
+    shape = [int(d) for d in t.shape]
+    offset = len(idx) - len(shape)
+    return tuple(c32(0) if d == 1 else idx[offset + i] for i, d in enumerate(shape))
+
+
 def add(
     lhs: te.Tensor,
     rhs: te.Tensor,
@@ -92,33 +99,59 @@ def add(
     output_shift: int,
     act_min: int,
     act_max: int,
+    subtract: bool = False,
 ) -> te.Tensor:
-    """TFLite's general int16 ADD (``pot_scale_int16`` false): each input shifted left by
-    15 and scaled to twice the larger input scale, summed in int32, scaled to the output
-    (the int8 ADD's arithmetic with left shift 15 and zero points 0), numpy broadcasting."""
+    """TFLite's general int16 ADD and SUB (``pot_scale_int16`` false, or scales that are
+    not powers of two): each input shifted left by 15 and scaled to twice the larger input
+    scale, summed (or subtracted) in int32, scaled to the output (the int8 arithmetic with
+    left shift 15 and zero points 0), numpy broadcasting."""
     from aot.ops.fixedpoint import (
         multiply_by_quantized_multiplier_smaller_than_one_expr,
         wrapping_shift_left_expr,
     )
 
-    rank = len(out_shape)
-
-    def index(t: te.Tensor, idx: Sequence[Expr]) -> tuple:
-        shape = [int(d) for d in t.shape]
-        offset = rank - len(shape)
-        return tuple(c32(0) if d == 1 else idx[offset + i] for i, d in enumerate(shape))
-
     def scaled(t: te.Tensor, idx: Sequence[Expr], mult: int, sh: int) -> Expr:
-        value = wrapping_shift_left_expr(t[index(t, idx)].astype("int32"), 15)
+        value = wrapping_shift_left_expr(t[_broadcast_index(t, idx)].astype("int32"), 15)
         return multiply_by_quantized_multiplier_smaller_than_one_expr(value, mult, sh)
 
     def body(*idx: Expr) -> Expr:
-        raw_sum = scaled(lhs, idx, lhs_multiplier, lhs_shift) + scaled(
-            rhs, idx, rhs_multiplier, rhs_shift
-        )
+        first = scaled(lhs, idx, lhs_multiplier, lhs_shift)
+        second = scaled(rhs, idx, rhs_multiplier, rhs_shift)
+        raw = first - second if subtract else first + second
         out = multiply_by_quantized_multiplier_smaller_than_one_expr(
-            raw_sum, output_multiplier, output_shift
+            raw, output_multiplier, output_shift
         )
         return tirx.max(tirx.min(out, c32(act_max)), c32(act_min)).astype("int16")
 
-    return te.compute(tuple(out_shape), body, name="add_int16")
+    return te.compute(tuple(out_shape), body, name="sub_int16" if subtract else "add_int16")
+
+
+def add_power_of_two(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    lhs_shift: int,
+    rhs_shift: int,
+    subtract: bool,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """TFLite's power-of-two int16 ADD and SUB (``Add``/``Sub16``, the LSTM form): the
+    input with the smaller scale divided by its power of two (rounding half away from
+    zero), then a saturating int16 sum or difference, clamped to the activation range.
+    Each ``*_shift`` is a right shift (0 for the input at the output's scale)."""
+    from aot.ops.fixedpoint import rounding_divide_by_pot_expr
+
+    def operand(t: te.Tensor, idx: Sequence[Expr], shift: int) -> Expr:
+        return rounding_divide_by_pot_expr(t[_broadcast_index(t, idx)].astype("int32"), shift)
+
+    def body(*idx: Expr) -> Expr:
+        first, second = operand(lhs, idx, lhs_shift), operand(rhs, idx, rhs_shift)
+        raw = first - second if subtract else first + second
+        # int16 saturation first, then the activation range inside it: one clamp.
+        low, high = max(act_min, -32768), min(act_max, 32767)
+        return tirx.max(tirx.min(raw, c32(high)), c32(low)).astype("int16")
+
+    name = "sub_pot_int16" if subtract else "add_pot_int16"
+    return te.compute(tuple(out_shape), body, name=name)

@@ -69,3 +69,55 @@ def fc_16x8_model(seed: int = 4) -> bytes:
     b.add_operator("ADD", [y, offsets], [z], {"pot_scale_int16": False})
     b.mark_output(z)
     return b.build()
+
+
+def unary_cases_model(op: str, cases: list[tuple[tuple[int, ...], float, float, dict]]) -> bytes:
+    """One model holding one ``op`` per case (shape, input scale, output scale, options),
+    each on its own int16 input and output: many cases for one compile."""
+    b = TFLiteModelBuilder()
+    for i, (shape, in_scale, out_scale, options) in enumerate(cases):
+        x = b.add_input(f"x{i}", shape, "int16", scale=in_scale, zero_point=0)
+        y = b.add_tensor(f"y{i}", shape, "int16", scale=out_scale, zero_point=0)
+        b.add_operator(op, [x], [y], options)
+        b.mark_output(y)
+    return b.build()
+
+
+BinaryCase = tuple[tuple[int, ...], tuple[int, ...], float, float, float, dict]
+
+
+def binary_cases_model(op: str, cases: list[BinaryCase]) -> bytes:
+    """One model holding one int16 ``op`` per case (shape 1, shape 2, scale 1, scale 2,
+    output scale, options); the output shape is the broadcast one."""
+    b = TFLiteModelBuilder()
+    for i, (a_shape, b_shape, a_scale, b_scale, out_scale, options) in enumerate(cases):
+        lhs = b.add_input(f"a{i}", a_shape, "int16", scale=a_scale, zero_point=0)
+        rhs = b.add_input(f"b{i}", b_shape, "int16", scale=b_scale, zero_point=0)
+        out_shape = tuple(np.broadcast_shapes(a_shape, b_shape))
+        y = b.add_tensor(f"y{i}", out_shape, "int16", scale=out_scale, zero_point=0)
+        b.add_operator(op, [lhs, rhs], [y], options)
+        b.mark_output(y)
+    return b.build()
+
+
+def int16_activations_model() -> bytes:
+    """int16 from input to output through the int16 activations: LOGISTIC of ``x`` (a
+    scale that is not a power of two: the general path), TANH of ``x_pot`` (2**-12: the
+    power-of-two path), their power-of-two ADD, a general SUB of ``x``, a SOFTMAX."""
+    b = TFLiteModelBuilder()
+    x_scale = f32(3.1e-4)
+    x = b.add_input("x", (2, 3, 8), "int16", scale=x_scale, zero_point=0)
+    sig = b.add_tensor("sig", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
+    b.add_operator("LOGISTIC", [x], [sig])
+    x_pot = b.add_input("x_pot", (2, 3, 8), "int16", scale=2.0**-12, zero_point=0)
+    th = b.add_tensor("tanh", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
+    b.add_operator("TANH", [x_pot], [th])
+    total = b.add_tensor("sum", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
+    b.add_operator("ADD", [sig, th], [total])  # pot_scale_int16 defaults to true
+    diff = b.add_tensor("diff", (2, 3, 8), "int16", scale=f32(4.7e-4), zero_point=0)
+    b.add_operator("SUB", [total, x], [diff], {"fused_activation_function": "RELU"})
+    probs = b.add_tensor("probs", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
+    b.add_operator("SOFTMAX", [diff], [probs], {"beta": 1.0})
+    b.mark_output(probs)
+    b.mark_output(total)
+    return b.build()

@@ -1,6 +1,7 @@
 """16x8 operators (int16 activations, int8 weights; issue 13, group B) bit-exact with
-LiteRT's reference kernels: randomized FULLY_CONNECTED and ADD models in Relax, and the
-generated C of a small int16 model on the host."""
+LiteRT's reference kernels: randomized FULLY_CONNECTED, ADD, SUB, LOGISTIC, TANH and
+SOFTMAX models in Relax (many cases per compile), and the generated C of small int16
+models on the host."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.harness import assert_bit_exact, random_input
-from tests.int8.int16_models import add_fully_connected_16x8, f32, fc_16x8_model
+from tests.int8.int16_models import (
+    add_fully_connected_16x8,
+    binary_cases_model,
+    f32,
+    fc_16x8_model,
+    int16_activations_model,
+    unary_cases_model,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -64,15 +72,127 @@ def test_add_16x8(seed: int) -> None:
     assert_bit_exact(b.build(), inputs)
 
 
-def test_add_16x8_power_of_two_path_is_unsupported() -> None:
+def test_add_16x8_power_of_two_path_refuses_broadcasting() -> None:
     b = TFLiteModelBuilder()
-    x = b.add_input("x", (1, 4), "int16", scale=2.0**-12, zero_point=0)
+    x = b.add_input("x", (2, 4), "int16", scale=2.0**-12, zero_point=0)
     y = b.add_input("y", (1, 4), "int16", scale=2.0**-12, zero_point=0)
-    z = b.add_tensor("z", (1, 4), "int16", scale=2.0**-11, zero_point=0)
+    z = b.add_tensor("z", (2, 4), "int16", scale=2.0**-12, zero_point=0)
     b.add_operator("ADD", [x, y], [z])  # pot_scale_int16 defaults to true
     b.mark_output(z)
-    with pytest.raises(UnsupportedError, match=r"operator 0 \(ADD\): int16 ADD with pot_scale"):
+    with pytest.raises(
+        UnsupportedError, match=r"operator 0 \(ADD\): the power-of-two int16 ADD needs equal"
+    ):
         import_tflite_int8(b.build())
+
+
+def _full_range(shape: tuple[int, ...]) -> np.ndarray:
+    """Every int16 value once (shape holds 65536 elements)."""
+    return np.arange(-32768, 32768, dtype=np.int16).reshape(shape)
+
+
+def _table_scales(rng: np.random.Generator, op: str) -> list[float]:
+    """Input scales for LOGISTIC/TANH: the power-of-two ones TFLite scales by 3 << shift,
+    others (not powers of two, or powers outside that set) through the general path."""
+    pot = [2.0**-12] + ([2.0**-11] if op == "TANH" else [])
+    return pot + [2.0**-10, 2.0**-14] + [f32(rng.uniform(2e-5, 2e-3)) for _ in range(5)]
+
+
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH"])
+def test_logistic_tanh_int16(op: str) -> None:
+    rng = np.random.default_rng(1300 + len(op))
+    shapes = [(64, 1024), (3, 5), (2, 3, 7), (17,), (1, 2, 2, 3)]
+    cases = [
+        ((64, 1024) if i < 2 else shapes[1 + i % 4], scale, 2.0**-15, {})
+        for i, scale in enumerate(_table_scales(rng, op))
+    ]
+    model = unary_cases_model(op, cases)
+    inputs = []
+    for _ in range(2):
+        batch = [random_input(rng, shape, "int16") for shape, *_ in cases]
+        batch[0], batch[1] = _full_range((64, 1024)), _full_range((64, 1024))[::-1].copy()
+        inputs.append(batch)
+    assert_bit_exact(model, inputs)
+
+
+def test_softmax_int16() -> None:
+    rng = np.random.default_rng(1400)
+    cases = []
+    for i in range(8):
+        shape = [(4, 10), (2, 3, 7), (33,), (1, 2, 2, 5), (3, 1), (2, 64), (5, 3), (1, 9)][i]
+        scale = [2.0**-10, f32(rng.uniform(1e-5, 3e-3))][i % 2]
+        beta = [1.0, f32(rng.uniform(0.3, 2.0))][i // 4]
+        cases.append((shape, scale, f32(1 / 32768), {"beta": beta}))
+    model = unary_cases_model("SOFTMAX", cases)
+    inputs = []
+    for k in range(3):
+        batch = [random_input(rng, shape, "int16") for shape, *_ in cases]
+        if k == 2:  # narrow rows: all exponentials near 1, the sum's other end
+            batch = [(b // 512).astype(np.int16) for b in batch]
+        inputs.append(batch)
+    assert_bit_exact(model, inputs)
+
+
+def _power_of_two_cases(rng: np.random.Generator) -> list:
+    """ADD/SUB with power-of-two scales: both at the output's scale, or one input 2**k
+    finer; fused activations; for SUB broadcasting too."""
+    cases = []
+    for i in range(8):
+        out_exp = int(rng.integers(-14, -9))
+        k = int(rng.integers(1, 8))
+        a_exp, b_exp = [(out_exp, out_exp), (out_exp - k, out_exp), (out_exp, out_exp - k)][i % 3]
+        options = {"fused_activation_function": ACTIVATIONS[i % 4]}
+        cases.append(((2, 3, 4), (2, 3, 4), 2.0**a_exp, 2.0**b_exp, 2.0**out_exp, options))
+    return cases
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+def test_add_sub_int16_power_of_two(op: str) -> None:
+    rng = np.random.default_rng(1500 + len(op))
+    cases = _power_of_two_cases(rng)
+    if op == "SUB":  # sub.cc broadcasts on this path, add.cc does not
+        cases += [((2, 3, 4), (4,), 2.0**-12, 2.0**-13, 2.0**-12, {}),
+                  ((3, 1), (1, 5), 2.0**-15, 2.0**-11, 2.0**-11, {})]  # fmt: skip
+    model = binary_cases_model(op, cases)
+    inputs = [
+        [random_input(rng, shape, "int16") for case in cases for shape in case[:2]]
+        for _ in range(3)
+    ]
+    assert_bit_exact(model, inputs)
+
+
+def test_sub_16x8_general() -> None:
+    rng = np.random.default_rng(1600)
+    shapes = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((1, 3, 1), (2, 1, 5)), ((3,), (1,))]
+    cases = []
+    for i in range(8):
+        a_scale, b_scale = f32(rng.uniform(1e-4, 1e-2)), f32(rng.uniform(1e-4, 1e-2))
+        out_scale = f32(max(a_scale, b_scale) * rng.uniform(0.5, 2.5))
+        # pot_scale_int16 true with scales that are not powers of two takes this path too.
+        options = {"pot_scale_int16": i % 2 == 0, "fused_activation_function": ACTIVATIONS[i % 4]}
+        cases.append((*shapes[i % 4], a_scale, b_scale, out_scale, options))
+    model = binary_cases_model("SUB", cases)
+    inputs = [
+        [random_input(rng, shape, "int16") for case in cases for shape in case[:2]]
+        for _ in range(3)
+    ]
+    assert_bit_exact(model, inputs)
+
+
+@pytest.mark.parametrize(
+    ("op", "out_scale", "message"),
+    [
+        ("LOGISTIC", 2.0**-14, r"operator 0 \(LOGISTIC\): the int16 output scale must be 1/32768"),
+        ("TANH", 1e-4, r"operator 0 \(TANH\): the int16 output scale must be 2\*\*-15"),
+        ("SOFTMAX", 2.0**-14, r"operator 0 \(SOFTMAX\): the int16 output scale must be"),
+        ("HARD_SWISH", 2.0**-12, r"operator 0 \(HARD_SWISH\): int16 HARD_SWISH has no TFLite"),
+    ],
+)
+def test_int16_activation_limits_are_one_line_errors(
+    op: str, out_scale: float, message: str
+) -> None:
+    model = unary_cases_model(op, [((2, 4), 2.0**-12, out_scale, {})])
+    with pytest.raises(UnsupportedError, match=message + r".*docs/operators.md"):
+        import_tflite_int8(model)
 
 
 def test_fully_connected_16x8_needs_symmetric_activations() -> None:
@@ -97,3 +217,17 @@ def test_fc_16x8_model_in_c_on_the_host(tmp_path: Path) -> None:
     batches = [[random_input(rng, (2, 16), "int16")] for _ in range(6)]
     for inputs, outputs in zip(batches, run_many(folder, batches)):
         np.testing.assert_array_equal(outputs[0], run_tflite_reference(path, inputs)[0])
+
+
+@pytest.mark.toolchain
+def test_int16_activations_model_in_c_on_the_host(tmp_path: Path) -> None:
+    path = tmp_path / "act16.tflite"
+    path.write_bytes(int16_activations_model())
+    folder = build(path, tmp_path / "out", "host")
+    rng = np.random.default_rng(13)
+    batches = [[random_input(rng, (2, 3, 8), "int16") for _ in range(2)] for _ in range(6)]
+    for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
+        expected = run_tflite_reference(path, inputs)
+        assert len(outputs) == len(expected) == 2
+        for actual, reference in zip(outputs, expected, strict=True):
+            np.testing.assert_array_equal(actual, reference)

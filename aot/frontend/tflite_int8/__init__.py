@@ -12,6 +12,7 @@ from aot.frontend.tflite_int8 import (  # noqa: F401  (imported to register thei
     elementwise,
     indexing,
     int16,
+    int16_activations,
     logic,
     lstm,
     movement,

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from aot.frontend.tflite_int8 import elementwise  # noqa: F401  (SUB's int8 handler first)
 from aot.frontend.tflite_int8 import importer as base
 from aot.frontend.tflite_int8.importer import _HANDLERS, _Importer, _options, _TensorInfo
 from aot.ops import fixedpoint as fp
@@ -92,30 +93,68 @@ def _fully_connected_16x8(
     )  # fmt: skip
 
 
-def _add_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+def checked_log2(scale: float) -> int | None:
+    """TFLite ``CheckedLog2`` in float32: the exponent of a power-of-two scale (within
+    1e-3 of an integer log2), else None."""
+    log2 = np.float32(np.log(np.float32(scale))) * np.float32(1 / np.log(np.float32(2)))
+    rounded = fp.tflite_round(float(log2))
+    return int(rounded) if abs(float(np.float32(log2 - np.float32(rounded)))) < 1e-3 else None
+
+
+def _add_sub_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    """ADD and SUB with int16 inputs: the power-of-two path when ``pot_scale_int16`` is set
+    (the schema's default) and all three scales are powers of two, else the general one,
+    as add.cc and sub.cc choose."""
     from aot.ops import int16
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
     for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
         _symmetric(imp, t, role)
     base._broadcast_shape(imp, a.shape, b.shape, out.shape)
-    opts = _options(op, "AddOptions")
-    # The schema's default is true: the power-of-two path LSTM cells use.
-    if opts is None or opts.PotScaleInt16():
-        raise imp.unsupported(
-            "int16 ADD with pot_scale_int16 (power-of-two scales) is not supported; the "
-            "general int16 ADD (pot_scale_int16 false) is"
-        )
+    subtract = imp.op_name == "SUB"
+    opts = _options(op, "SubOptions" if subtract else "AddOptions")
     act_min, act_max = _int16_activation(imp, opts, out)
-    # add.cc Prepare for int16: left shift 15, both inputs to twice the larger scale.
+    exponents = [checked_log2(t.s) for t in (a, b, out)]
+    if (opts is None or opts.PotScaleInt16()) and None not in exponents:
+        lhs_shift, rhs_shift = exponents[0] - exponents[2], exponents[1] - exponents[2]
+        if (
+            max(lhs_shift, rhs_shift) > 0
+            or min(lhs_shift, rhs_shift) < -15
+            or (lhs_shift != 0 and rhs_shift != 0)
+        ):
+            raise imp.unsupported(
+                "with power-of-two int16 scales one input must have the output's scale and "
+                f"the other at most 2**15 times smaller (found shifts {lhs_shift}, {rhs_shift})"
+            )
+        # add.cc's power-of-two kernel reads both inputs flat: no broadcasting there.
+        if not subtract and not a.shape == b.shape == out.shape:
+            raise imp.unsupported(
+                f"the power-of-two int16 ADD needs equal shapes, found {list(a.shape)} and "
+                f"{list(b.shape)}; set pot_scale_int16 false for broadcasting"
+            )
+        return imp.emit(
+            bb, int16.add_power_of_two, imp.value(ins[0]), imp.value(ins[1]),
+            name=f"{imp.op_name.lower()}_pot_int16", out_shape=out.shape,
+            lhs_shift=-lhs_shift, rhs_shift=-rhs_shift, subtract=subtract,
+            act_min=act_min, act_max=act_max,
+        )  # fmt: skip
+    # PrepareGeneralSubOp and add.cc for int16: left shift 15, both inputs to twice the
+    # larger scale.
     twice_max = 2 * float(max(np.float32(a.s), np.float32(b.s)))
     m1, s1 = fp.quantize_multiplier_smaller_than_one(a.s / twice_max)
     m2, s2 = fp.quantize_multiplier_smaller_than_one(b.s / twice_max)
-    mo, so = fp.quantize_multiplier_smaller_than_one(twice_max / ((1 << 15) * out.s))
+    real_output = twice_max / ((1 << 15) * out.s)
+    if real_output >= 1.0:
+        raise imp.unsupported(
+            f"the output multiplier {real_output:g} from the tensors' scales is not below 1 "
+            "(the output scale is under 2**-14 of the inputs')"
+        )
+    mo, so = fp.quantize_multiplier_smaller_than_one(real_output)
     return imp.emit(
-        bb, int16.add, imp.value(ins[0]), imp.value(ins[1]), name="add_int16",
-        out_shape=out.shape, lhs_multiplier=m1, lhs_shift=s1, rhs_multiplier=m2,
-        rhs_shift=s2, output_multiplier=mo, output_shift=so, act_min=act_min, act_max=act_max,
+        bb, int16.add, imp.value(ins[0]), imp.value(ins[1]),
+        name=f"{imp.op_name.lower()}_int16", out_shape=out.shape, lhs_multiplier=m1,
+        lhs_shift=s1, rhs_multiplier=m2, rhs_shift=s2, output_multiplier=mo,
+        output_shift=so, act_min=act_min, act_max=act_max, subtract=subtract,
     )  # fmt: skip
 
 
@@ -133,4 +172,5 @@ def _by_input_dtype(name: str, int16_handler: Any) -> None:
 
 
 _by_input_dtype("FULLY_CONNECTED", _fully_connected_16x8)
-_by_input_dtype("ADD", _add_16x8)
+_by_input_dtype("ADD", _add_sub_16x8)
+_by_input_dtype("SUB", _add_sub_16x8)

@@ -1,0 +1,35 @@
+"""The int16 activations (LOGISTIC, TANH, SOFTMAX) and the int16 ADD/SUB paths in one
+small model on mps2_an386 under QEMU, bit-exact with LiteRT's reference kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from emulator_helpers import require_tools
+
+from aot.testing.harness import build, run_many
+from aot.testing.reference import run_tflite_reference
+from tests.int8.harness import random_input
+from tests.int8.int16_models import int16_activations_model
+
+pytestmark = pytest.mark.emulator
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
+
+
+def test_int16_activations_model_on_the_m4(tmp_path: Path) -> None:
+    path = tmp_path / "act16.tflite"
+    path.write_bytes(int16_activations_model())
+    folder = build(path, tmp_path / "out", "mps2_an386")
+    rng = np.random.default_rng(31)
+    batches = [[random_input(rng, (2, 3, 8), "int16") for _ in range(2)] for _ in range(10)]
+    for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
+        expected = run_tflite_reference(path, inputs)
+        assert len(outputs) == len(expected) == 2
+        for actual, reference in zip(outputs, expected, strict=True):
+            np.testing.assert_array_equal(actual, reference)
