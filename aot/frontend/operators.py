@@ -48,6 +48,7 @@ _INT8 = "int8"
 _FUSED = "fused activation NONE, RELU, RELU6 or RELU_N1_TO_1"
 # Operators that copy or compare stored values: TFLite does not requantize them.
 _SAME_Q = "int8; inputs and outputs with one scale and zero point"
+_INT8_OR_INT16 = "int8; int16 (zero point 0)"
 _INT16_ADD_SUB = (
     "16x8: int16 (zero point 0); power-of-two scales with pot_scale_int16 (the default) "
     "take TFLite's power-of-two path (one input at the output's scale, the other at most "
@@ -102,7 +103,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "DEPTH_TO_SPACE": (_SAME_Q, "4-D NHWC; any block size (DCR order)"),
     "DEQUANTIZE": (
-        "int8 or uint8 -> float32",
+        "int8, uint8 or int16 -> float32",
         "any rank; meant for the model boundary",
     ),
     "EXP": (_INT8, "any rank; 256-entry table"),
@@ -136,7 +137,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "last axis, any rank; output zero point 127 and scale 16/256 (as TFLite requires)",
     ),
     "LOGISTIC": (
-        "int8; int16 (zero point 0)",
+        _INT8_OR_INT16,
         "any rank; int8: output scale 1/256 (as TFLite requires), 256-entry table; int16: "
         f"output scale 2**-15, {_INT16_TABLE}",
     ),
@@ -170,14 +171,17 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "up to 4-D, alpha broadcast to the input (numpy rules)",
     ),
     "QUANTIZE": (
-        "float32, int8 or uint8 -> int8 or uint8",
-        "any rank; float32 -> int8/uint8 at the model boundary, int8/uint8 -> int8/uint8 "
-        "requantizes",
+        "float32, int8 or uint8 -> int8 or uint8; float32, int8 or int16 -> int16; int16 "
+        "-> int8 (int16 -> int16 with zero points 0)",
+        "any rank; float32 -> int8/uint8/int16 at the model boundary, the integer ones requantize",
     ),
     "REDUCE_MAX": (_SAME_Q, "any rank; constant axes (negative allowed); keep_dims honoured"),
-    "RELU": (_INT8, "any rank; requantizes when input and output scales differ"),
-    "RELU6": (_INT8, "any rank; requantizes when input and output scales differ"),
-    "RELU_N1_TO_1": (_INT8, "any rank; requantizes when input and output scales differ"),
+    "RELU": (_INT8_OR_INT16, "any rank; requantizes when input and output scales differ"),
+    "RELU6": (_INT8_OR_INT16, "any rank; requantizes when input and output scales differ"),
+    "RELU_N1_TO_1": (
+        "int8 (int16 is refused: no TFLite kernel runs it)",
+        "any rank; requantizes when input and output scales differ",
+    ),
     "RESHAPE": (_INT8, "any rank; output shape from the output tensor; no kernel when unchanged"),
     "RESIZE_BILINEAR": (
         _SAME_Q,
@@ -195,7 +199,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "SLICE": (_SAME_Q, "any rank; constant begin and size (int32 or int64, size -1 = to the end)"),
     "SOFTMAX": (
-        "int8; int16 (zero point 0)",
+        _INT8_OR_INT16,
         "last axis; any beta; output zero point -128 and scale 1/256 (int8) or zero point 0 "
         "and scale 1/32768 (int16), as TFLite requires; int16 through TFLite's 513-entry "
         "exp and 1/(1+x) tables",
@@ -231,7 +235,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "inferences in the persistent pool and reset by aot_<name>_reset()",
     ),
     "TANH": (
-        "int8; int16 (zero point 0)",
+        _INT8_OR_INT16,
         f"any rank; int8: 256-entry table; int16: output scale 2**-15, {_INT16_TABLE}",
     ),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (

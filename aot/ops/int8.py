@@ -877,7 +877,7 @@ def quantize(data: te.Tensor, *, scale: float, zero_point: int, out_dtype: str) 
     Rounding is done with a truncating cast and the exact remainder instead of a libm
     call: ``x - trunc(x)`` is exact in float32, so halves go away from zero as in C.
     """
-    lo, hi = (-128, 127) if out_dtype == "int8" else (0, 255)
+    lo, hi = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}[out_dtype]
 
     def body(*idx: Expr) -> Expr:
         quotient = data[idx] / tirx.const(scale, "float32")

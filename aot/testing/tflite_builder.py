@@ -150,6 +150,7 @@ OPERATORS: dict[str, OperatorSpec] = {
     "REDUCE_MIN": OperatorSpec("ReducerOptions"),
     "RELU": OperatorSpec(None),
     "RELU6": OperatorSpec(None),
+    "RELU_N1_TO_1": OperatorSpec(None),
     "RESHAPE": OperatorSpec("ReshapeOptions"),
     "RESIZE_BILINEAR": OperatorSpec("ResizeBilinearOptions"),
     "RESIZE_NEAREST_NEIGHBOR": OperatorSpec("ResizeNearestNeighborOptions"),

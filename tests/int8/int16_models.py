@@ -71,16 +71,38 @@ def fc_16x8_model(seed: int = 4) -> bytes:
     return b.build()
 
 
-def unary_cases_model(op: str, cases: list[tuple[tuple[int, ...], float, float, dict]]) -> bytes:
-    """One model holding one ``op`` per case (shape, input scale, output scale, options),
-    each on its own int16 input and output: many cases for one compile."""
+Quantization = tuple[str, float | None, int | None]  # dtype, scale, zero point
+
+
+def mixed_unary_model(
+    cases: list[tuple[str, tuple[int, ...], Quantization, Quantization, dict]],
+) -> bytes:
+    """One model holding one single-input operator per case (operator, shape, input and
+    output dtype/scale/zero point, options), each on its own model input and output."""
     b = TFLiteModelBuilder()
-    for i, (shape, in_scale, out_scale, options) in enumerate(cases):
-        x = b.add_input(f"x{i}", shape, "int16", scale=in_scale, zero_point=0)
-        y = b.add_tensor(f"y{i}", shape, "int16", scale=out_scale, zero_point=0)
+    for i, (
+        op,
+        shape,
+        (in_dtype, in_scale, in_zp),
+        (out_dtype, out_scale, out_zp),
+        options,
+    ) in enumerate(cases):
+        in_q = {} if in_scale is None else {"scale": in_scale, "zero_point": in_zp}
+        out_q = {} if out_scale is None else {"scale": out_scale, "zero_point": out_zp}
+        x = b.add_input(f"x{i}", shape, in_dtype, **in_q)
+        y = b.add_tensor(f"y{i}", shape, out_dtype, **out_q)
         b.add_operator(op, [x], [y], options)
         b.mark_output(y)
     return b.build()
+
+
+def unary_cases_model(op: str, cases: list[tuple[tuple[int, ...], float, float, dict]]) -> bytes:
+    """One model holding one int16 ``op`` per case (shape, input scale, output scale,
+    options), zero points 0: many cases for one compile."""
+    return mixed_unary_model(
+        [(op, shape, ("int16", s_in, 0), ("int16", s_out, 0), opts)
+         for shape, s_in, s_out, opts in cases]
+    )  # fmt: skip
 
 
 BinaryCase = tuple[tuple[int, ...], tuple[int, ...], float, float, float, dict]
@@ -101,23 +123,30 @@ def binary_cases_model(op: str, cases: list[BinaryCase]) -> bytes:
 
 
 def int16_activations_model() -> bytes:
-    """int16 from input to output through the int16 activations: LOGISTIC of ``x`` (a
-    scale that is not a power of two: the general path), TANH of ``x_pot`` (2**-12: the
-    power-of-two path), their power-of-two ADD, a general SUB of ``x``, a SOFTMAX."""
+    """int16 between operators: QUANTIZE of a float32 input to int16, LOGISTIC of it (a
+    scale that is not a power of two: the general path), TANH of the int16 input
+    ``x_pot`` (2**-12: the power-of-two path), their power-of-two ADD, a general SUB of
+    the first, RELU6, SOFTMAX, and a DEQUANTIZE of the sum as the second output."""
     b = TFLiteModelBuilder()
-    x_scale = f32(3.1e-4)
-    x = b.add_input("x", (2, 3, 8), "int16", scale=x_scale, zero_point=0)
-    sig = b.add_tensor("sig", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
+    shape = (2, 3, 8)
+    real = b.add_input("real", shape, "float32")
+    x = b.add_tensor("x", shape, "int16", scale=f32(3.1e-4), zero_point=0)
+    b.add_operator("QUANTIZE", [real], [x])
+    sig = b.add_tensor("sig", shape, "int16", scale=2.0**-15, zero_point=0)
     b.add_operator("LOGISTIC", [x], [sig])
-    x_pot = b.add_input("x_pot", (2, 3, 8), "int16", scale=2.0**-12, zero_point=0)
-    th = b.add_tensor("tanh", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
+    x_pot = b.add_input("x_pot", shape, "int16", scale=2.0**-12, zero_point=0)
+    th = b.add_tensor("tanh", shape, "int16", scale=2.0**-15, zero_point=0)
     b.add_operator("TANH", [x_pot], [th])
-    total = b.add_tensor("sum", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
+    total = b.add_tensor("sum", shape, "int16", scale=2.0**-15, zero_point=0)
     b.add_operator("ADD", [sig, th], [total])  # pot_scale_int16 defaults to true
-    diff = b.add_tensor("diff", (2, 3, 8), "int16", scale=f32(4.7e-4), zero_point=0)
+    diff = b.add_tensor("diff", shape, "int16", scale=f32(4.7e-4), zero_point=0)
     b.add_operator("SUB", [total, x], [diff], {"fused_activation_function": "RELU"})
-    probs = b.add_tensor("probs", (2, 3, 8), "int16", scale=2.0**-15, zero_point=0)
-    b.add_operator("SOFTMAX", [diff], [probs], {"beta": 1.0})
+    clipped = b.add_tensor("clipped", shape, "int16", scale=f32(1.3e-4), zero_point=0)
+    b.add_operator("RELU6", [diff], [clipped])
+    probs = b.add_tensor("probs", shape, "int16", scale=2.0**-15, zero_point=0)
+    b.add_operator("SOFTMAX", [clipped], [probs], {"beta": 1.0})
     b.mark_output(probs)
-    b.mark_output(total)
+    total_real = b.add_tensor("sum_real", shape, "float32")
+    b.add_operator("DEQUANTIZE", [total], [total_real])
+    b.mark_output(total_real)
     return b.build()

@@ -22,6 +22,7 @@ from tests.int8.int16_models import (
     f32,
     fc_16x8_model,
     int16_activations_model,
+    mixed_unary_model,
     unary_cases_model,
 )
 
@@ -178,6 +179,40 @@ def test_sub_16x8_general() -> None:
     assert_bit_exact(model, inputs)
 
 
+def test_quantize_dequantize_relu_int16() -> None:
+    """QUANTIZE float32/int8/int16 -> int16 and int16 -> int8, DEQUANTIZE int16, RELU and
+    RELU6 int16: every int16 value (or a float sweep over the int16 grid) per case."""
+    rng = np.random.default_rng(1700)
+    full = (64, 1024)
+    cases = [
+        ("QUANTIZE", full, ("float32", None, None), ("int16", f32(1e-4), 0), {}),
+        ("QUANTIZE", full, ("float32", None, None), ("int16", f32(3e-4), 7), {}),
+        ("QUANTIZE", full, ("int16", f32(3e-4), 0), ("int16", f32(7e-4), 0), {}),
+        ("QUANTIZE", full, ("int16", f32(3e-4), 0), ("int16", f32(1e-4), 0), {}),
+        ("QUANTIZE", full, ("int16", f32(3e-4), 0), ("int8", f32(0.05), 3), {}),
+        ("QUANTIZE", (4, 64), ("int8", f32(0.05), 3), ("int16", f32(3e-4), 0), {}),
+        ("DEQUANTIZE", full, ("int16", f32(3.3e-4), 0), ("float32", None, None), {}),
+        ("RELU", full, ("int16", f32(3e-4), 0), ("int16", f32(2e-4), 0), {}),
+        ("RELU", full, ("int16", f32(3e-4), 0), ("int16", f32(7e-4), 0), {}),
+        ("RELU6", full, ("int16", f32(3e-4), 0), ("int16", f32(2e-4), 0), {}),
+        ("RELU6", full, ("int16", f32(3e-4), 0), ("int16", f32(5e-4), 0), {}),
+    ]
+    model = mixed_unary_model(cases)
+    grid = np.arange(-32768, 32768, dtype=np.float32).reshape(full)
+    inputs = []
+    for k in range(2):
+        batch = []
+        for _, shape, (dtype, *_), (_, out_scale, _), _ in cases:
+            if dtype == "float32":  # the int16 grid and its midpoints (ties), and beyond
+                batch.append((grid + np.float32(0.5 * k)) * np.float32(out_scale * 1.1))
+            elif dtype == "int16":
+                batch.append(_full_range(shape)[:: 1 - 2 * k].copy())
+            else:
+                batch.append(random_input(rng, shape, dtype))
+        inputs.append(batch)
+    assert_bit_exact(model, inputs)
+
+
 @pytest.mark.parametrize(
     ("op", "out_scale", "message"),
     [
@@ -185,6 +220,7 @@ def test_sub_16x8_general() -> None:
         ("TANH", 1e-4, r"operator 0 \(TANH\): the int16 output scale must be 2\*\*-15"),
         ("SOFTMAX", 2.0**-14, r"operator 0 \(SOFTMAX\): the int16 output scale must be"),
         ("HARD_SWISH", 2.0**-12, r"operator 0 \(HARD_SWISH\): int16 HARD_SWISH has no TFLite"),
+        ("RELU_N1_TO_1", 2.0**-12, r"operator 0 \(RELU_N1_TO_1\): int16 RELU_N1_TO_1 has no"),
     ],
 )
 def test_int16_activation_limits_are_one_line_errors(
@@ -223,9 +259,10 @@ def test_fc_16x8_model_in_c_on_the_host(tmp_path: Path) -> None:
 def test_int16_activations_model_in_c_on_the_host(tmp_path: Path) -> None:
     path = tmp_path / "act16.tflite"
     path.write_bytes(int16_activations_model())
-    folder = build(path, tmp_path / "out", "host")
+    # float32 at the boundary: --frontend auto would take the float Relax frontend.
+    folder = build(path, tmp_path / "out", "host", "--frontend", "tflite-int8")
     rng = np.random.default_rng(13)
-    batches = [[random_input(rng, (2, 3, 8), "int16") for _ in range(2)] for _ in range(6)]
+    batches = [[random_input(rng, (2, 3, 8), t) for t in ("float32", "int16")] for _ in range(6)]
     for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
         expected = run_tflite_reference(path, inputs)
         assert len(outputs) == len(expected) == 2

@@ -158,13 +158,13 @@ def _add_sub_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tensor
     )  # fmt: skip
 
 
-def _by_input_dtype(name: str, int16_handler: Any) -> None:
-    """Route an operator with an int16 input to ``int16_handler``, the rest to the int8
-    handler registered before."""
+def _by_input_dtype(name: str, int16_handler: Any, or_output: bool = False) -> None:
+    """Route an operator with an int16 input (or, with ``or_output``, an int16 output) to
+    ``int16_handler``, the rest to the int8 handler registered before."""
     int8_handler = _HANDLERS[name]
 
     def handler(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-        if imp.tensors[ins[0]].dtype == "int16":
+        if imp.tensors[ins[0]].dtype == "int16" or (or_output and out.dtype == "int16"):
             return int16_handler(imp, bb, op, ins, out)
         return int8_handler(imp, bb, op, ins, out)
 
