@@ -49,6 +49,8 @@ _FUSED = "fused activation NONE, RELU, RELU6 or RELU_N1_TO_1"
 # Operators that copy or compare stored values: TFLite does not requantize them.
 _SAME_Q = "int8; inputs and outputs with one scale and zero point"
 _INT8_OR_INT16 = "int8; int16 (zero point 0)"
+_INT8_OR_INT16_ANY_ZP = "int8; int16 (per-tensor, any zero point: TFLite does not rescale)"
+_RESHAPE_LIMITS = "any rank; output shape from the output tensor; no kernel when unchanged"
 _INT16_ADD_SUB = (
     "16x8: int16 (zero point 0); power-of-two scales with pot_scale_int16 (the default) "
     "take TFLite's power-of-two path (one input at the output's scale, the other at most "
@@ -77,7 +79,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank; one constant axis (negative allowed); the first index of the minimum",
     ),
     "AVERAGE_POOL_2D": (
-        _INT8,
+        _INT8_OR_INT16_ANY_ZP,
         f"4-D NHWC; SAME or VALID padding (padded taps are not counted); any filter and "
         f"stride, no dilation; {_FUSED}",
     ),
@@ -108,8 +110,8 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "EXP": (_INT8, "any rank; 256-entry table"),
     "EXPAND_DIMS": (
-        _INT8,
-        "any rank; output shape from the output tensor; no kernel when unchanged",
+        _INT8_OR_INT16_ANY_ZP,
+        _RESHAPE_LIMITS,
     ),
     "FULLY_CONNECTED": (
         "int8; weights int8 [out, depth] per-tensor (any zero point) or per-channel (zero "
@@ -143,7 +145,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "MAXIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
     "MAX_POOL_2D": (
-        _INT8,
+        _INT8_OR_INT16_ANY_ZP,
         f"4-D NHWC; SAME or VALID padding; any filter and stride, no dilation; {_FUSED}",
     ),
     "MEAN": (
@@ -182,7 +184,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "int8 (int16 is refused: no TFLite kernel runs it)",
         "any rank; requantizes when input and output scales differ",
     ),
-    "RESHAPE": (_INT8, "any rank; output shape from the output tensor; no kernel when unchanged"),
+    "RESHAPE": (_INT8_OR_INT16_ANY_ZP, _RESHAPE_LIMITS),
     "RESIZE_BILINEAR": (
         _SAME_Q,
         "4-D NHWC; constant size; align_corners or half_pixel_centers (not both); "
@@ -212,7 +214,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank, numpy broadcasting; the output scale must keep TFLite's output "
         "multiplier below 1 (output scale > 4 max(input scale)^2 / 2^14)",
     ),
-    "SQUEEZE": (_INT8, "any rank; output shape from the output tensor; no kernel when unchanged"),
+    "SQUEEZE": (_INT8_OR_INT16_ANY_ZP, _RESHAPE_LIMITS),
     "STRIDED_SLICE": (
         _INT8,
         "any rank; constant begin, end and strides (one per dimension, stride != 0); "

@@ -400,7 +400,8 @@ def average_pool2d(
     act_min: int,
     act_max: int,
 ) -> te.Tensor:
-    """TFLite ``reference_integer_ops::AveragePool``: sum of in-image taps, rounded divide."""
+    """TFLite ``reference_integer_ops::AveragePool``: sum of in-image taps, rounded divide
+    (int8 or int16, the input's type)."""
     _, in_h, in_w, _ = _shape(data)
     ry = te.reduce_axis((0, filter_size[0]), "ry")
     rx = te.reduce_axis((0, filter_size[1]), "rx")
@@ -444,7 +445,7 @@ def average_pool2d(
         rounded = tirx.Select(
             total > c32(0), tirx.truncdiv(total + half, cnt), tirx.truncdiv(total - half, cnt)
         )
-        return clamp_expr(rounded, act_min, act_max).astype("int8")
+        return clamp_expr(rounded, act_min, act_max).astype(data.dtype)
 
     return te.compute(tuple(out_shape), body, name="average", tag=ELEMWISE)
 
@@ -459,7 +460,8 @@ def max_pool2d(
     act_min: int,
     act_max: int,
 ) -> te.Tensor:
-    """TFLite ``reference_integer_ops::MaxPool``: max over in-image taps, then clamp."""
+    """TFLite ``reference_integer_ops::MaxPool``: max over in-image taps, then clamp (int8
+    or int16, the input's type)."""
     _, in_h, in_w, _ = _shape(data)
     ry = te.reduce_axis((0, filter_size[0]), "ry")
     rx = te.reduce_axis((0, filter_size[1]), "rx")
@@ -468,8 +470,8 @@ def max_pool2d(
         y0, x0 = _window(y, x, strides, padding)
         iy, ix = y0 + ry, x0 + rx
         inside = _in_image(iy, ix, in_h, in_w)
-        # -128 is max's identity for int8, so out-of-image taps change nothing.
-        return tirx.if_then_else(inside, data[n, iy, ix, c], tirx.const(-128, "int8"))
+        # The type's minimum is max's identity, so out-of-image taps change nothing.
+        return tirx.if_then_else(inside, data[n, iy, ix, c], tirx.min_value(data.dtype))
 
     peak = te.compute(
         tuple(out_shape),
@@ -479,7 +481,7 @@ def max_pool2d(
     )
     return te.compute(
         tuple(out_shape),
-        lambda *i: clamp_expr(peak[i].astype("int32"), act_min, act_max).astype("int8"),
+        lambda *i: clamp_expr(peak[i].astype("int32"), act_min, act_max).astype(data.dtype),
         name="clamp",
         tag=ELEMWISE,
     )

@@ -150,3 +150,33 @@ def int16_activations_model() -> bytes:
     b.add_operator("DEQUANTIZE", [total], [total_real])
     b.mark_output(total_real)
     return b.build()
+
+
+def int16_pooling_model() -> bytes:
+    """int16 through MAX_POOL_2D (SAME, stride 2), AVERAGE_POOL_2D (VALID, RELU6), then the
+    RESHAPE, EXPAND_DIMS and SQUEEZE copies."""
+    b = TFLiteModelBuilder()
+    scale = f32(2.3e-4)
+
+    def tensor(name: str, shape: tuple[int, ...]) -> int:
+        return b.add_tensor(name, shape, "int16", scale=scale, zero_point=0)
+
+    x = b.add_input("x", (1, 7, 6, 3), "int16", scale=scale, zero_point=0)
+    peak = tensor("peak", (1, 4, 3, 3))
+    b.add_operator("MAX_POOL_2D", [x], [peak], {"padding": "SAME", "stride_h": 2,
+                   "stride_w": 2, "filter_height": 3, "filter_width": 2})  # fmt: skip
+    mean = tensor("mean", (1, 3, 2, 3))
+    b.add_operator("AVERAGE_POOL_2D", [peak], [mean], {"filter_height": 2, "filter_width": 2,
+                   "fused_activation_function": "RELU6"})  # fmt: skip
+    flat = tensor("flat", (18,))
+    b.add_operator("RESHAPE", [mean], [flat], {"new_shape": [18]})
+    column = tensor("column", (18, 1))
+    b.add_operator("EXPAND_DIMS", [flat, b.add_constant("axis", np.asarray([1], np.int32))],
+                   [column])  # fmt: skip
+    row = tensor("row", (1, 18))
+    b.add_operator("RESHAPE", [column], [row], {"new_shape": [1, 18]})
+    squeezed = tensor("squeezed", (18,))
+    b.add_operator("SQUEEZE", [row], [squeezed], {"squeeze_dims": [0]})
+    b.mark_output(squeezed)
+    b.mark_output(peak)
+    return b.build()

@@ -213,6 +213,58 @@ def test_quantize_dequantize_relu_int16() -> None:
     assert_bit_exact(model, inputs)
 
 
+def _pool_cases(rng: np.random.Generator) -> list:
+    """AVERAGE_POOL_2D / MAX_POOL_2D cases: SAME and VALID, filters and strides, the
+    activations (a nonzero output zero point once: pooling.cc allows it for int16)."""
+    cases = []
+    for i in range(8):
+        op = ["AVERAGE_POOL_2D", "MAX_POOL_2D"][i % 2]
+        h, w, c = int(rng.integers(3, 9)), int(rng.integers(3, 9)), int(rng.integers(1, 5))
+        fh, fw = int(rng.integers(1, min(h, 4) + 1)), int(rng.integers(1, min(w, 4) + 1))
+        sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        padding = ["SAME", "VALID"][i // 2 % 2]
+        if padding == "SAME":
+            oh, ow = -(-h // sh), -(-w // sw)
+        else:
+            oh, ow = (h - fh) // sh + 1, (w - fw) // sw + 1
+        scale, zp = f32(rng.uniform(1e-4, 1e-3)), 0 if i != 5 else 11
+        options = {"padding": padding, "stride_h": sh, "stride_w": sw, "filter_height": fh}
+        options |= {"filter_width": fw, "fused_activation_function": ACTIVATIONS[i // 2]}
+        cases.append((op, (2, h, w, c), (2, oh, ow, c), ("int16", scale, zp), options))
+    return cases
+
+
+def test_pool_and_reshape_int16() -> None:
+    """AVERAGE_POOL_2D and MAX_POOL_2D over geometries and activations, and the RESHAPE,
+    SQUEEZE and EXPAND_DIMS copies, in one model."""
+    rng = np.random.default_rng(1800)
+    b = TFLiteModelBuilder()
+    shapes = []
+    for i, (op, in_shape, out_shape, (dtype, scale, zp), options) in enumerate(_pool_cases(rng)):
+        x = b.add_input(f"p{i}", in_shape, dtype, scale=scale, zero_point=zp)
+        y = b.add_tensor(f"q{i}", out_shape, dtype, scale=scale, zero_point=zp)
+        b.add_operator(op, [x], [y], options)
+        b.mark_output(y)
+        shapes.append(in_shape)
+    copies = [
+        ("RESHAPE", (2, 3, 4), (4, 6), {"new_shape": [4, 6]}),
+        ("SQUEEZE", (1, 5, 1, 3), (5, 3), {"squeeze_dims": [0, 2]}),
+        ("EXPAND_DIMS", (3, 4), (3, 1, 4), None),
+    ]
+    for i, (op, in_shape, out_shape, options) in enumerate(copies):
+        x = b.add_input(f"c{i}", in_shape, "int16", scale=f32(3e-4), zero_point=0)
+        y = b.add_tensor(f"d{i}", out_shape, "int16", scale=f32(3e-4), zero_point=0)
+        if op == "EXPAND_DIMS":
+            axis = b.add_constant(f"axis{i}", np.asarray([1], np.int32))
+            b.add_operator(op, [x, axis], [y])
+        else:
+            b.add_operator(op, [x], [y], options)
+        b.mark_output(y)
+        shapes.append(in_shape)
+    inputs = [[random_input(rng, shape, "int16") for shape in shapes] for _ in range(3)]
+    assert_bit_exact(b.build(), inputs)
+
+
 @pytest.mark.parametrize(
     ("op", "out_scale", "message"),
     [

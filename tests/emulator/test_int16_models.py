@@ -1,0 +1,52 @@
+"""The int16 operators of issue 13 (QUANTIZE to int16, LOGISTIC and TANH on both scale
+paths, power-of-two ADD, general SUB, RELU6, SOFTMAX, DEQUANTIZE of int16) in one small
+model, and the int16 pools and reshapes in another, on mps2_an386 under QEMU, bit-exact
+with LiteRT's reference kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from emulator_helpers import require_tools
+
+from aot.testing.harness import build, run_many
+from aot.testing.reference import run_tflite_reference
+from tests.int8.harness import random_input
+from tests.int8.int16_models import int16_activations_model, int16_pooling_model
+
+pytestmark = pytest.mark.emulator
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
+
+
+def _assert_bit_exact_on_the_m4(
+    tmp_path: Path, data: bytes, batches: list[list[np.ndarray]], *build_args: str
+) -> None:
+    path = tmp_path / "model.tflite"
+    path.write_bytes(data)
+    folder = build(path, tmp_path / "out", "mps2_an386", *build_args)
+    for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
+        expected = run_tflite_reference(path, inputs)
+        assert len(outputs) == len(expected) == 2
+        for actual, reference in zip(outputs, expected, strict=True):
+            np.testing.assert_array_equal(actual, reference)
+
+
+def test_int16_activations_model_on_the_m4(tmp_path: Path) -> None:
+    rng = np.random.default_rng(31)
+    batches = [[random_input(rng, (2, 3, 8), t) for t in ("float32", "int16")] for _ in range(10)]
+    # float32 at the boundary: --frontend auto would take the float Relax frontend.
+    _assert_bit_exact_on_the_m4(
+        tmp_path, int16_activations_model(), batches, "--frontend", "tflite-int8"
+    )
+
+
+def test_int16_pooling_model_on_the_m4(tmp_path: Path) -> None:
+    rng = np.random.default_rng(32)
+    batches = [[random_input(rng, (1, 7, 6, 3), "int16")] for _ in range(10)]
+    _assert_bit_exact_on_the_m4(tmp_path, int16_pooling_model(), batches)
