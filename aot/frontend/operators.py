@@ -64,7 +64,7 @@ _INT16_TABLE = (
 # Each entry is read off the handler in tflite_int8.py: the ``expect`` dtypes,
 # ``per_tensor`` checks, options honoured and the shape checks it makes.
 INT8_OPERATORS: dict[str, tuple[str, str]] = {
-    "ABS": (_INT8, "any rank; requantizes when the input and output scales differ"),
+    "ABS": (_INT8_OR_INT16, "any rank; requantizes when the input and output scales differ"),
     "ADD": (
         f"int8, both inputs per-tensor. {_INT16_ADD_SUB}",
         f"any rank, numpy broadcasting (output = broadcast shape; the int16 power-of-two "
@@ -88,7 +88,8 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "rank >= 2, numpy broadcasting over the batch dimensions; adj_x and adj_y",
     ),
     "CONCATENATION": (
-        "int8; inputs with other scales or zero points than the output are requantized",
+        "int8; inputs with other scales or zero points than the output are requantized. "
+        "int16 (zero points 0): copied whatever the scales, as TFLite does",
         "any rank, any axis (negative allowed); any number of inputs; no fused activation",
     ),
     "CONV_2D": (
@@ -133,7 +134,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "last axis, any rank, at most 33025 values per row (the int32 sum of squares); "
         "output zero point 0 and scale 1/128 (as TFLite requires); no fused activation",
     ),
-    "LEAKY_RELU": (_INT8, "any rank; alpha >= 0"),
+    "LEAKY_RELU": (_INT8_OR_INT16, "any rank; alpha >= 0"),
     "LOG_SOFTMAX": (
         _INT8,
         "last axis, any rank; output zero point 127 and scale 16/256 (as TFLite requires)",

@@ -155,3 +155,27 @@ def add_power_of_two(
 
     name = "sub_pot_int16" if subtract else "add_pot_int16"
     return te.compute(tuple(out_shape), body, name=name)
+
+
+def rescale_by_sign(
+    data: te.Tensor,
+    *,
+    positive: tuple[int, int] | None,
+    negative: tuple[int, int] | None,
+    mirror_negative: bool,
+) -> te.Tensor:
+    """LEAKY_RELU and ABS on int16 (zero points 0): the value, negated when negative if
+    ``mirror_negative`` (ABS), then ``MultiplyByQuantizedMultiplier`` by the (multiplier,
+    shift) of its sign (None: kept as it is), saturated to int16."""
+    from aot.ops.fixedpoint import clamp_expr, multiply_by_quantized_multiplier_expr
+
+    def scaled(value: Expr, factor: tuple[int, int] | None) -> Expr:
+        return value if factor is None else multiply_by_quantized_multiplier_expr(value, *factor)
+
+    def body(*idx: Expr) -> Expr:
+        value = data[idx].astype("int32")
+        below = c32(0) - value if mirror_negative else value
+        out = tirx.Select(value >= c32(0), scaled(value, positive), scaled(below, negative))
+        return clamp_expr(out, -32768, 32767).astype("int16")
+
+    return te.compute(data.shape, body, name="rescale_by_sign_int16", tag="elemwise")

@@ -27,7 +27,7 @@ def _tools() -> None:
 def _assert_bit_exact_on_the_m4(
     tmp_path: Path, data: bytes, batches: list[list[np.ndarray]], *build_args: str
 ) -> None:
-    path = tmp_path / "model.tflite"
+    path = tmp_path / "int16.tflite"
     path.write_bytes(data)
     folder = build(path, tmp_path / "out", "mps2_an386", *build_args)
     for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):

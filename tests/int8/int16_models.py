@@ -153,8 +153,9 @@ def int16_activations_model() -> bytes:
 
 
 def int16_pooling_model() -> bytes:
-    """int16 through MAX_POOL_2D (SAME, stride 2), AVERAGE_POOL_2D (VALID, RELU6), then the
-    RESHAPE, EXPAND_DIMS and SQUEEZE copies."""
+    """int16 through MAX_POOL_2D (SAME, stride 2), AVERAGE_POOL_2D (VALID, RELU6), the
+    RESHAPE, EXPAND_DIMS and SQUEEZE copies, then ABS (rescaled), LEAKY_RELU and a
+    CONCATENATION of the last two."""
     b = TFLiteModelBuilder()
     scale = f32(2.3e-4)
 
@@ -177,6 +178,12 @@ def int16_pooling_model() -> bytes:
     b.add_operator("RESHAPE", [column], [row], {"new_shape": [1, 18]})
     squeezed = tensor("squeezed", (18,))
     b.add_operator("SQUEEZE", [row], [squeezed], {"squeeze_dims": [0]})
-    b.mark_output(squeezed)
+    magnitude = b.add_tensor("magnitude", (18,), "int16", scale=f32(1.7e-4), zero_point=0)
+    b.add_operator("ABS", [squeezed], [magnitude])
+    leaky = b.add_tensor("leaky", (18,), "int16", scale=f32(3.1e-4), zero_point=0)
+    b.add_operator("LEAKY_RELU", [squeezed], [leaky], {"alpha": 0.3})
+    joined = b.add_tensor("joined", (36,), "int16", scale=f32(3.1e-4), zero_point=0)
+    b.add_operator("CONCATENATION", [magnitude, leaky], [joined], {"axis": 0})
+    b.mark_output(joined)
     b.mark_output(peak)
     return b.build()

@@ -265,6 +265,41 @@ def test_pool_and_reshape_int16() -> None:
     assert_bit_exact(b.build(), inputs)
 
 
+def test_leaky_relu_abs_concatenation_int16() -> None:
+    """LEAKY_RELU (alphas, scales up and down), ABS (same scale: no rescale, and rescaled)
+    over every int16 value, and CONCATENATION of inputs with different scales (copied)."""
+    full = (64, 1024)
+    cases = [
+        ("LEAKY_RELU", full, ("int16", f32(3e-4), 0), ("int16", f32(2e-4), 0), {"alpha": 0.1}),
+        ("LEAKY_RELU", full, ("int16", f32(3e-4), 0), ("int16", f32(7e-4), 0), {"alpha": 0.7}),
+        ("LEAKY_RELU", full, ("int16", f32(3e-4), 0), ("int16", f32(3e-4), 0), {"alpha": 0.0}),
+        ("ABS", full, ("int16", f32(3e-4), 0), ("int16", f32(3e-4), 0), {}),
+        ("ABS", full, ("int16", f32(3e-4), 0), ("int16", f32(5e-4), 0), {}),
+        ("ABS", full, ("int16", f32(3e-4), 0), ("int16", f32(1e-4), 0), {}),
+    ]
+    b = TFLiteModelBuilder()
+    for i, (op, shape, (_, s_in, _), (_, s_out, _), options) in enumerate(cases):
+        x = b.add_input(f"x{i}", shape, "int16", scale=s_in, zero_point=0)
+        y = b.add_tensor(f"y{i}", shape, "int16", scale=s_out, zero_point=0)
+        b.add_operator(op, [x], [y], options)
+        b.mark_output(y)
+    parts = [((2, 3, 4), 3e-4), ((2, 1, 4), 5e-4), ((2, 5, 4), 3e-4)]
+    pieces = [
+        b.add_input(f"part{i}", shape, "int16", scale=f32(s), zero_point=0)
+        for i, (shape, s) in enumerate(parts)
+    ]
+    joined = b.add_tensor("joined", (2, 9, 4), "int16", scale=f32(3e-4), zero_point=0)
+    b.add_operator("CONCATENATION", pieces, [joined], {"axis": -2})
+    b.mark_output(joined)
+    rng = np.random.default_rng(1900)
+    inputs = [
+        [_full_range(full)[:: 1 - 2 * k].copy() for _ in cases]
+        + [random_input(rng, shape, "int16") for shape, _ in parts]
+        for k in range(2)
+    ]
+    assert_bit_exact(b.build(), inputs)
+
+
 @pytest.mark.parametrize(
     ("op", "out_scale", "message"),
     [

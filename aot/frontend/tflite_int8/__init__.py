@@ -13,6 +13,7 @@ from aot.frontend.tflite_int8 import (  # noqa: F401  (imported to register thei
     indexing,
     int16,
     int16_activations,
+    int16_elementwise,
     int16_pooling,
     int16_requantize,
     logic,
