@@ -150,7 +150,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"4-D NHWC; SAME or VALID padding; any filter and stride, no dilation; {_FUSED}",
     ),
     "MEAN": (
-        _INT8,
+        _INT8_OR_INT16,
         "any rank; constant axes (negative allowed); keep_dims honoured",
     ),
     "MINIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
@@ -161,12 +161,12 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "NEG": (_SAME_Q, "any rank; negates the stored value (as TFLite; -128 stays -128)"),
     "PACK": (_SAME_Q, "any rank, any axis (negative allowed); inputs of one shape"),
     "PAD": (
-        _INT8,
+        _INT8_OR_INT16_ANY_ZP,
         "any rank; constant non-negative paddings, one pair per dimension; pads with the "
         "output zero point",
     ),
     "PADV2": (
-        _INT8,
+        _INT8_OR_INT16_ANY_ZP,
         "any rank; constant non-negative paddings, one pair per dimension; constant pad value",
     ),
     "PRELU": (
@@ -250,7 +250,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "persistent pool and reset by aot_<name>_reset(); projection, layer norm and "
         "16x8 are refused",
     ),
-    "TRANSPOSE": (_INT8, "any rank; constant permutation"),
+    "TRANSPOSE": (_INT8_OR_INT16_ANY_ZP, "any rank; constant permutation"),
     "TRANSPOSE_CONV": (
         "int8; weights int8 OHWI per-tensor or per-channel, zero point 0; bias int32, optional",
         f"4-D NHWC; constant output shape; SAME or VALID padding; any stride, no dilation; "

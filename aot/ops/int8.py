@@ -498,7 +498,8 @@ def mean(
     output_shift: int,
     output_zp: int,
 ) -> te.Tensor:
-    """TFLite ``reference_ops::QuantizedMeanOrSum`` (mean): int32 sum, one requantization.
+    """TFLite ``reference_ops::QuantizedMeanOrSum`` (mean): int32 sum, one requantization
+    (int8 or int16, the input's type).
 
     ``output_multiplier``/``output_shift`` already include 1/num_elements (import time).
     """
@@ -530,7 +531,9 @@ def mean(
 
     def body(*idx: Expr) -> Expr:
         shifted = total[idx] - c32(input_zp * count)
-        return _requantize_clamp(shifted, output_multiplier, output_shift, output_zp, -128, 127)
+        scaled = multiply_by_quantized_multiplier_expr(shifted, output_multiplier, output_shift)
+        info = np.iinfo(str(data.dtype))
+        return _add_zero_point_clamp(scaled, output_zp, info.min, info.max, str(data.dtype))
 
     return te.compute(tuple(out_shape), body, name="mean", tag=ELEMWISE)
 

@@ -153,18 +153,22 @@ def int16_activations_model() -> bytes:
 
 
 def int16_pooling_model() -> bytes:
-    """int16 through MAX_POOL_2D (SAME, stride 2), AVERAGE_POOL_2D (VALID, RELU6), the
-    RESHAPE, EXPAND_DIMS and SQUEEZE copies, then ABS (rescaled), LEAKY_RELU and a
-    CONCATENATION of the last two."""
+    """int16 through PAD, MAX_POOL_2D (SAME, stride 2), AVERAGE_POOL_2D (VALID, RELU6),
+    the RESHAPE, EXPAND_DIMS and SQUEEZE copies, then ABS (rescaled), LEAKY_RELU and a
+    CONCATENATION of the last two; a second output is the TRANSPOSE of the max pool's
+    result and its MEAN over the spatial axes."""
     b = TFLiteModelBuilder()
     scale = f32(2.3e-4)
 
     def tensor(name: str, shape: tuple[int, ...]) -> int:
         return b.add_tensor(name, shape, "int16", scale=scale, zero_point=0)
 
-    x = b.add_input("x", (1, 7, 6, 3), "int16", scale=scale, zero_point=0)
+    x = b.add_input("x", (1, 6, 5, 3), "int16", scale=scale, zero_point=0)
+    padded = tensor("padded", (1, 7, 6, 3))
+    paddings = b.add_constant("paddings", np.asarray([[0, 0], [1, 0], [0, 1], [0, 0]], np.int32))
+    b.add_operator("PAD", [x, paddings], [padded])
     peak = tensor("peak", (1, 4, 3, 3))
-    b.add_operator("MAX_POOL_2D", [x], [peak], {"padding": "SAME", "stride_h": 2,
+    b.add_operator("MAX_POOL_2D", [padded], [peak], {"padding": "SAME", "stride_h": 2,
                    "stride_w": 2, "filter_height": 3, "filter_width": 2})  # fmt: skip
     mean = tensor("mean", (1, 3, 2, 3))
     b.add_operator("AVERAGE_POOL_2D", [peak], [mean], {"filter_height": 2, "filter_width": 2,
@@ -185,5 +189,11 @@ def int16_pooling_model() -> bytes:
     joined = b.add_tensor("joined", (36,), "int16", scale=f32(3.1e-4), zero_point=0)
     b.add_operator("CONCATENATION", [magnitude, leaky], [joined], {"axis": 0})
     b.mark_output(joined)
-    b.mark_output(peak)
+    swapped = tensor("swapped", (1, 3, 4, 3))
+    b.add_operator("TRANSPOSE", [peak, b.add_constant("perm", np.asarray([0, 3, 1, 2], np.int32))],
+                   [swapped])  # fmt: skip
+    spatial = b.add_constant("spatial", np.asarray([2, 3], np.int32))
+    averages = b.add_tensor("averages", (1, 3), "int16", scale=f32(1.1e-4), zero_point=0)
+    b.add_operator("MEAN", [swapped, spatial], [averages], {"keep_dims": False})
+    b.mark_output(averages)
     return b.build()

@@ -300,6 +300,44 @@ def test_leaky_relu_abs_concatenation_int16() -> None:
     assert_bit_exact(b.build(), inputs)
 
 
+def test_pad_transpose_mean_int16() -> None:
+    """PAD and PADV2 (the output zero point or a given value), TRANSPOSE, and MEAN over
+    several axes with and without keep_dims and rescaling, on int16, in one model."""
+    rng = np.random.default_rng(2000)
+    b = TFLiteModelBuilder()
+    shapes: list[tuple[int, ...]] = []
+
+    def operand(shape: tuple[int, ...], scale: float, zero_point: int = 0) -> int:
+        shapes.append(shape)
+        return b.add_input(
+            f"x{len(shapes)}", shape, "int16", scale=f32(scale), zero_point=zero_point
+        )
+
+    def result(
+        op: str, inputs: list[int], shape: tuple[int, ...], scale: float, options=None, zp=0
+    ) -> None:
+        y = b.add_tensor(f"y{len(shapes)}", shape, "int16", scale=f32(scale), zero_point=zp)
+        b.add_operator(op, inputs, [y], options)
+        b.mark_output(y)
+
+    paddings = b.add_constant("paddings", np.asarray([[0, 1], [2, 0], [1, 1]], np.int32))
+    result("PAD", [operand((2, 3, 4), 3e-4, 5), paddings], (3, 5, 6), 3e-4, zp=5)
+    value = b.add_constant("value", np.asarray([-1234], np.int16), scale=f32(3e-4), zero_point=0)
+    result("PADV2", [operand((2, 3, 4), 3e-4), paddings, value], (3, 5, 6), 3e-4)
+    perm = b.add_constant("perm", np.asarray([2, 0, 3, 1], np.int32))
+    result("TRANSPOSE", [operand((2, 3, 4, 5), 3e-4), perm], (4, 2, 5, 3), 3e-4)
+    for axes, keep, in_shape, out_shape, out_scale in [
+        ([1, 2], True, (2, 5, 7, 3), (2, 1, 1, 3), 3e-4),
+        ([1, 2], False, (2, 5, 7, 3), (2, 3), 1.1e-4),
+        ([-1], False, (3, 9), (3,), 7e-4),
+        ([0, 2], True, (4, 3, 6), (1, 3, 1), 2e-4),
+    ]:
+        axis = b.add_constant(f"axes{len(shapes)}", np.asarray(axes, np.int32))
+        result("MEAN", [operand(in_shape, 3e-4), axis], out_shape, out_scale, {"keep_dims": keep})
+    inputs = [[random_input(rng, shape, "int16") for shape in shapes] for _ in range(3)]
+    assert_bit_exact(b.build(), inputs)
+
+
 @pytest.mark.parametrize(
     ("op", "out_scale", "message"),
     [

@@ -919,8 +919,8 @@ def _pad(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     from aot.ops import int8
 
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
+    imp.expect(x, ["int8", "int16"], "input")  # int16: pad.cc's EvalInt<int16_t>, the same
+    imp.expect(out, [x.dtype], "output")
     paddings = imp.constant(ins[1], "the paddings").astype(np.int64).reshape(-1, 2)
     if len(paddings) != len(x.shape) or (paddings < 0).any():
         raise imp.unsupported(f"paddings {paddings.tolist()} do not fit input {list(x.shape)}")
@@ -931,7 +931,7 @@ def _pad(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     if expected != out.shape:
         raise imp.unsupported(f"output shape {list(out.shape)} is not {list(expected)}")
     return imp.emit(
-        bb, int8.pad, imp.value(ins[0]), name="pad_int8",
+        bb, int8.pad, imp.value(ins[0]), name=f"pad_{x.dtype}",
         paddings=[(int(a), int(b)) for a, b in paddings], out_shape=out.shape, value=value,
     )  # fmt: skip
 
@@ -941,8 +941,10 @@ def _mean(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     from aot.ops import int8
 
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
+    imp.expect(x, ["int8", "int16"], "input")
+    imp.expect(out, [x.dtype], "output")
+    if x.dtype == "int16" and (x.zp, out.zp) != (0, 0):  # reduce.cc requires it for int16
+        raise imp.unsupported("int16 MEAN needs zero points 0")
     axes = sorted({int(a) % len(x.shape) for a in imp.constant(ins[1], "the axes").reshape(-1)})
     reducer = _options(op, "ReducerOptions")
     keep_dims = bool(reducer.KeepDims()) if reducer is not None else False
@@ -953,7 +955,7 @@ def _mean(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     mult = int((mult << extra) // count)
     shift -= extra
     return imp.emit(
-        bb, int8.mean, imp.value(ins[0]), name="mean_int8", axes=axes, keep_dims=keep_dims,
+        bb, int8.mean, imp.value(ins[0]), name=f"mean_{x.dtype}", axes=axes, keep_dims=keep_dims,
         out_shape=out.shape, input_zp=x.zp, output_multiplier=mult, output_shift=shift,
         output_zp=out.zp,
     )  # fmt: skip
@@ -1151,12 +1153,12 @@ def _transpose(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     from aot.ops import int8
 
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
+    imp.expect(x, ["int8", "int16"], "input")  # a copy of the stored values, any type
+    imp.expect(out, [x.dtype], "output")
     perm = [int(p) % len(x.shape) for p in imp.constant(ins[1], "the permutation").reshape(-1)]
     if sorted(perm) != list(range(len(x.shape))):
         raise imp.unsupported(f"{perm} is not a permutation")
-    return imp.emit(bb, int8.transpose, imp.value(ins[0]), name="transpose_int8", perm=perm)
+    return imp.emit(bb, int8.transpose, imp.value(ins[0]), name=f"transpose_{x.dtype}", perm=perm)
 
 
 def relax_constant_bytes(mod: Any) -> int:
