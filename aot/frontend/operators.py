@@ -217,7 +217,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "SQUEEZE": (_INT8_OR_INT16_ANY_ZP, _RESHAPE_LIMITS),
     "STRIDED_SLICE": (
-        _INT8,
+        _INT8_OR_INT16_ANY_ZP,
         "any rank; constant begin, end and strides (one per dimension, stride != 0); "
         "begin, end and shrink-axis masks and offset; no ellipsis or new-axis mask",
     ),

@@ -154,9 +154,9 @@ def int16_activations_model() -> bytes:
 
 def int16_pooling_model() -> bytes:
     """int16 through PAD, MAX_POOL_2D (SAME, stride 2), AVERAGE_POOL_2D (VALID, RELU6),
-    the RESHAPE, EXPAND_DIMS and SQUEEZE copies, then ABS (rescaled), LEAKY_RELU and a
-    CONCATENATION of the last two; a second output is the TRANSPOSE of the max pool's
-    result and its MEAN over the spatial axes."""
+    the RESHAPE, EXPAND_DIMS and SQUEEZE copies, then ABS (rescaled), LEAKY_RELU, a
+    CONCATENATION of the last two and a STRIDED_SLICE of it; a second output is the
+    TRANSPOSE of the max pool's result and its MEAN over the spatial axes."""
     b = TFLiteModelBuilder()
     scale = f32(2.3e-4)
 
@@ -188,7 +188,11 @@ def int16_pooling_model() -> bytes:
     b.add_operator("LEAKY_RELU", [squeezed], [leaky], {"alpha": 0.3})
     joined = b.add_tensor("joined", (36,), "int16", scale=f32(3.1e-4), zero_point=0)
     b.add_operator("CONCATENATION", [magnitude, leaky], [joined], {"axis": 0})
-    b.mark_output(joined)
+    every_third = tensor("every_third", (10,))
+    bounds = [b.add_constant(n, np.asarray([v], np.int32)) for n, v in
+              (("begin", 2), ("end", 30), ("stride", 3))]  # fmt: skip
+    b.add_operator("STRIDED_SLICE", [joined, *bounds], [every_third])
+    b.mark_output(every_third)
     swapped = tensor("swapped", (1, 3, 4, 3))
     b.add_operator("TRANSPOSE", [peak, b.add_constant("perm", np.asarray([0, 3, 1, 2], np.int32))],
                    [swapped])  # fmt: skip

@@ -301,8 +301,9 @@ def test_leaky_relu_abs_concatenation_int16() -> None:
 
 
 def test_pad_transpose_mean_int16() -> None:
-    """PAD and PADV2 (the output zero point or a given value), TRANSPOSE, and MEAN over
-    several axes with and without keep_dims and rescaling, on int16, in one model."""
+    """PAD and PADV2 (the output zero point or a given value), TRANSPOSE, STRIDED_SLICE
+    (masks, a negative stride) and MEAN over several axes with and without keep_dims and
+    rescaling, on int16, in one model."""
     rng = np.random.default_rng(2000)
     b = TFLiteModelBuilder()
     shapes: list[tuple[int, ...]] = []
@@ -326,6 +327,10 @@ def test_pad_transpose_mean_int16() -> None:
     result("PADV2", [operand((2, 3, 4), 3e-4), paddings, value], (3, 5, 6), 3e-4)
     perm = b.add_constant("perm", np.asarray([2, 0, 3, 1], np.int32))
     result("TRANSPOSE", [operand((2, 3, 4, 5), 3e-4), perm], (4, 2, 5, 3), 3e-4)
+    bounds = [b.add_constant(n, np.asarray(v, np.int32)) for n, v in
+              (("begin", [1, 0, 5]), ("end", [3, 3, 0]), ("strides", [1, 2, -2]))]  # fmt: skip
+    sliced = [operand((3, 4, 6), 3e-4), *bounds]
+    result("STRIDED_SLICE", sliced, (2, 2, 3), 3e-4, {"begin_mask": 2})
     for axes, keep, in_shape, out_shape, out_scale in [
         ([1, 2], True, (2, 5, 7, 3), (2, 1, 1, 3), 3e-4),
         ([1, 2], False, (2, 5, 7, 3), (2, 3), 1.1e-4),

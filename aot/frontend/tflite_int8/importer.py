@@ -1103,8 +1103,8 @@ def _strided_slice(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tenso
     from aot.ops import int8
 
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
+    imp.expect(x, ["int8", "int16"], "input")  # a copy of the stored values, any type
+    imp.expect(out, [x.dtype], "output")
     begin = imp.constant(ins[1], "begin").reshape(-1).astype(np.int64).tolist()
     end = imp.constant(ins[2], "end").reshape(-1).astype(np.int64).tolist()
     strides = imp.constant(ins[3], "strides").reshape(-1).astype(np.int64).tolist()
@@ -1143,7 +1143,7 @@ def _strided_slice(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tenso
             f"computed slice shape {full} does not match output {list(out.shape)}"
         )
     return imp.emit(
-        bb, int8.strided_slice, imp.value(ins[0]), name="strided_slice_int8", begin=starts,
+        bb, int8.strided_slice, imp.value(ins[0]), name=f"strided_slice_{x.dtype}", begin=starts,
         strides=steps, out_shape_full=full, out_shape=out.shape,
     )  # fmt: skip
 
