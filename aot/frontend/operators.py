@@ -377,9 +377,9 @@ INT8_SUMMARY = (
     "plus the int32 and bool tensors that index, arg-reduction and comparison operators "
     "give and take. Static shapes (a dynamic batch dimension runs at "
     "the stored size); one subgraph runs (CALL_ONCE's initialization is folded; IF and "
-    "WHILE are refused). int16 activations (16x8) only where the dtypes say so "
-    "(FULLY_CONNECTED, ADD, CONV_2D, DEPTHWISE_CONV_2D, MUL). Not supported: uint8 or "
-    "float32 tensors between operators, hybrid operators (float activations, int8 weights; "
+    "WHILE are refused). int16 activations (16x8) only where the dtypes column says int16 "
+    "(int16 zero points 0 unless it says otherwise). Not supported: uint8 or float32 "
+    "tensors between operators, hybrid operators (float activations, int8 weights; "
     "EMBEDDING_LOOKUP's hybrid form excepted)."
 )
 

@@ -9,6 +9,7 @@ from typing import Any
 from tvm import te, tirx
 
 from aot.ops.fixedpoint import c32, c64
+from aot.ops.int8 import ELEMWISE
 
 Expr = Any
 Param = int | te.Tensor  # a per-tensor integer, or a per-channel constant tensor
@@ -178,4 +179,4 @@ def rescale_by_sign(
         out = tirx.Select(value >= c32(0), scaled(value, positive), scaled(below, negative))
         return clamp_expr(out, -32768, 32767).astype("int16")
 
-    return te.compute(data.shape, body, name="rescale_by_sign_int16", tag="elemwise")
+    return te.compute(data.shape, body, name="rescale_by_sign_int16", tag=ELEMWISE)

@@ -24,6 +24,7 @@ from aot.ops.fixedpoint import (
     multiply_by_quantized_multiplier_expr,
     tflite_round,
 )
+from aot.ops.int8 import ELEMWISE
 
 Expr = Any  # a tvm PrimExpr
 
@@ -87,16 +88,16 @@ def _scaled_input(x: Expr, multiplier: int, left_shift: int) -> Expr:
     return (x.astype("int32") * c32(multiplier) + c32(half)) >> c32(left_shift)
 
 
-def _interpolated(table: te.Tensor, magnitude: Expr, fraction_bits: int) -> Expr:
+def _interpolated(table: te.Tensor, magnitude: Expr, fraction_bits: int, saturated: int) -> Expr:
     """The table read at ``magnitude / 2**fraction_bits``, interpolated on the low bits;
-    the saturated value past entry 254. The index is clamped so no read is out of bounds
+    ``saturated`` from entry 255 on. The index is clamped so no read is out of bounds
     whichever branch a compiler evaluates first."""
     whole = magnitude >> c32(fraction_bits)
     index = tirx.min(whole, c32(254))
     low, high = _table_value(table, index), _table_value(table, index + c32(1))
     fraction = magnitude & c32((1 << fraction_bits) - 1)
     value = (low << c32(fraction_bits)) + fraction * (high - low)
-    return tirx.Select(whole >= c32(255), c32(-1), value)  # -1: saturated, see callers
+    return tirx.Select(whole >= c32(255), c32(saturated), value)
 
 
 def logistic(
@@ -107,14 +108,13 @@ def logistic(
 
     def body(*idx: Expr) -> Expr:
         x = _scaled_input(data[idx], input_multiplier, input_left_shift)
-        looked_up = _interpolated(table, tirx.abs(x), 9)
-        value = tirx.Select(looked_up < c32(0), c32(0x7FFF << 10), looked_up)
+        value = _interpolated(table, tirx.abs(x), 9, 0x7FFF << 10)
         mirrored = tirx.Select(
             x >= c32(0), value + c32(1 << 9), c32((1 << 25) + (1 << 9) - 1) - value
         )
         return (mirrored >> c32(10)).astype("int16")
 
-    return te.compute(data.shape, body, name="logistic_int16", tag="elemwise")
+    return te.compute(data.shape, body, name="logistic_int16", tag=ELEMWISE)
 
 
 def tanh(
@@ -125,8 +125,7 @@ def tanh(
 
     def body(*idx: Expr) -> Expr:
         x = _scaled_input(data[idx], input_multiplier, input_left_shift)
-        looked_up = _interpolated(table, tirx.abs(x), 8)
-        value = tirx.Select(looked_up < c32(0), c32(0xFFFF << 8), looked_up)
+        value = _interpolated(table, tirx.abs(x), 8, 0xFFFF << 8)
         centred = tirx.Select(
             x >= c32(0),
             value - c32((1 << 23) - (1 << 7)),
@@ -134,7 +133,7 @@ def tanh(
         )
         return (centred >> c32(8)).astype("int16")
 
-    return te.compute(data.shape, body, name="tanh_int16", tag="elemwise")
+    return te.compute(data.shape, body, name="tanh_int16", tag=ELEMWISE)
 
 
 def _lut_lookup(table: te.Tensor, value: Expr) -> Expr:
