@@ -73,17 +73,22 @@ def test_add_16x8(seed: int) -> None:
     assert_bit_exact(b.build(), inputs)
 
 
-def test_add_16x8_power_of_two_path_refuses_broadcasting() -> None:
-    b = TFLiteModelBuilder()
-    x = b.add_input("x", (2, 4), "int16", scale=2.0**-12, zero_point=0)
-    y = b.add_input("y", (1, 4), "int16", scale=2.0**-12, zero_point=0)
-    z = b.add_tensor("z", (2, 4), "int16", scale=2.0**-12, zero_point=0)
-    b.add_operator("ADD", [x, y], [z])  # pot_scale_int16 defaults to true
-    b.mark_output(z)
-    with pytest.raises(
-        UnsupportedError, match=r"operator 0 \(ADD\): the power-of-two int16 ADD needs equal"
-    ):
-        import_tflite_int8(b.build())
+@pytest.mark.parametrize(
+    ("op", "b_shape", "scales", "message"),
+    [
+        ("ADD", (1, 4), (2.0**-12,) * 3, r"the power-of-two int16 ADD needs equal shapes"),
+        ("SUB", (2, 4), (2.0**-13, 2.0**-14, 2.0**-12), r"with power-of-two int16 scales one"),
+        ("SUB", (2, 4), (1e-3, 1e-3, 1e-9), r"the output multiplier .* is not below 1"),
+    ],
+)
+def test_add_sub_16x8_limits_are_one_line_errors(
+    op: str, b_shape: tuple[int, ...], scales: tuple[float, float, float], message: str
+) -> None:
+    # pot_scale_int16 defaults to true; scales that are not powers of two take the
+    # general path (the last case).
+    model = binary_cases_model(op, [((2, 4), b_shape, *map(f32, scales), {})])
+    with pytest.raises(UnsupportedError, match=rf"operator 0 \({op}\): {message}"):
+        import_tflite_int8(model)
 
 
 def _full_range(shape: tuple[int, ...]) -> np.ndarray:
