@@ -48,6 +48,7 @@ _INT8 = "int8"
 _FUSED = "fused activation NONE, RELU, RELU6 or RELU_N1_TO_1"
 # Operators that copy or compare stored values: TFLite does not requantize them.
 _SAME_Q = "int8; inputs and outputs with one scale and zero point"
+_SAME_Q_OR_INT16 = "int8 or int16; inputs and outputs with one scale and zero point"
 _INT8_OR_INT16 = "int8; int16 (zero point 0)"
 _INT8_OR_INT16_ANY_ZP = "int8; int16 (per-tensor, any zero point: TFLite does not rescale)"
 _RESHAPE_LIMITS = "any rank; output shape from the output tensor; no kernel when unchanged"
@@ -159,7 +160,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
     "NEG": (_SAME_Q, "any rank; negates the stored value (as TFLite; -128 stays -128)"),
-    "PACK": (_SAME_Q, "any rank, any axis (negative allowed); inputs of one shape"),
+    "PACK": (_SAME_Q_OR_INT16, "any rank, any axis (negative allowed); inputs of one shape"),
     "PAD": (
         _INT8_OR_INT16_ANY_ZP,
         "any rank; constant non-negative paddings, one pair per dimension; pads with the "
@@ -200,7 +201,10 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank; 256-entry table; inputs at or below the zero point give 127 (LiteRT "
         "refuses those below it at run time)",
     ),
-    "SLICE": (_SAME_Q, "any rank; constant begin and size (int32 or int64, size -1 = to the end)"),
+    "SLICE": (
+        _SAME_Q_OR_INT16,
+        "any rank; constant begin and size (int32 or int64, size -1 = to the end)",
+    ),
     "SOFTMAX": (
         _INT8_OR_INT16,
         "last axis; any beta; output zero point -128 and scale 1/256 (int8) or zero point 0 "
@@ -208,8 +212,8 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "exp and 1/(1+x) tables",
     ),
     "SPACE_TO_DEPTH": (_SAME_Q, "4-D NHWC; any block size dividing height and width"),
-    "SPLIT": (_SAME_Q, "any rank; constant axis; equal parts (num_splits)"),
-    "SPLIT_V": (_SAME_Q, "any rank; constant axis and sizes (one may be -1)"),
+    "SPLIT": (_SAME_Q_OR_INT16, "any rank; constant axis; equal parts (num_splits)"),
+    "SPLIT_V": (_SAME_Q_OR_INT16, "any rank; constant axis and sizes (one may be -1)"),
     "SQUARED_DIFFERENCE": (
         "int8, both inputs per-tensor",
         "any rank, numpy broadcasting; the output scale must keep TFLite's output "
@@ -256,7 +260,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"4-D NHWC; constant output shape; SAME or VALID padding; any stride, no dilation; "
         f"{_FUSED}",
     ),
-    "UNPACK": (_SAME_Q, "any rank, any axis (negative allowed)"),
+    "UNPACK": (_SAME_Q_OR_INT16, "any rank, any axis (negative allowed)"),
 }
 
 # Issue 13, group D (aot/frontend/tflite_int8/logic.py), kept apart from the table above so

@@ -1,8 +1,8 @@
-"""The int16 operators of issue 13 (QUANTIZE to int16, LOGISTIC and TANH on both scale
-paths, power-of-two ADD, general SUB, RELU6, SOFTMAX, DEQUANTIZE of int16) in one small
-model, and the int16 pools, reshapes, pads and other copies, ABS, LEAKY_RELU and MEAN
-in another, on mps2_an386 under QEMU, bit-exact
-with LiteRT's reference kernels."""
+"""The int16 operators of issue 13 on mps2_an386 under QEMU, bit-exact with LiteRT's
+reference kernels, in three small models: QUANTIZE to int16, LOGISTIC and TANH on both
+scale paths, power-of-two ADD, general SUB, RELU6, SOFTMAX and DEQUANTIZE of int16; the
+pools, reshapes, PAD, TRANSPOSE, STRIDED_SLICE, ABS, LEAKY_RELU, CONCATENATION and MEAN;
+SLICE, SPLIT, SPLIT_V, PACK and UNPACK."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ from emulator_helpers import require_tools
 from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from tests.int8.harness import random_input
-from tests.int8.int16_models import int16_activations_model, int16_pooling_model
+from tests.int8.int16_models import (
+    int16_activations_model,
+    int16_copies_model,
+    int16_pooling_model,
+)
 
 pytestmark = pytest.mark.emulator
 
@@ -51,3 +55,9 @@ def test_int16_pooling_model_on_the_m4(tmp_path: Path) -> None:
     rng = np.random.default_rng(32)
     batches = [[random_input(rng, (1, 6, 5, 3), "int16")] for _ in range(10)]
     _assert_bit_exact_on_the_m4(tmp_path, int16_pooling_model(), batches)
+
+
+def test_int16_copies_model_on_the_m4(tmp_path: Path) -> None:
+    rng = np.random.default_rng(33)
+    batches = [[random_input(rng, (2, 6, 4), "int16")] for _ in range(10)]
+    _assert_bit_exact_on_the_m4(tmp_path, int16_copies_model(), batches)

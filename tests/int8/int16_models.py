@@ -201,3 +201,31 @@ def int16_pooling_model() -> bytes:
     b.add_operator("MEAN", [swapped, spatial], [averages], {"keep_dims": False})
     b.mark_output(averages)
     return b.build()
+
+
+def int16_copies_model() -> bytes:
+    """int16 through the copying operators: SLICE, SPLIT, SPLIT_V, PACK and UNPACK."""
+    b = TFLiteModelBuilder()
+    scale = f32(2.9e-4)
+
+    def tensor(name: str, shape: tuple[int, ...]) -> int:
+        return b.add_tensor(name, shape, "int16", scale=scale, zero_point=0)
+
+    def ints(name: str, values: list[int]) -> int:
+        return b.add_constant(name, np.asarray(values, np.int32))
+
+    x = b.add_input("x", (2, 6, 4), "int16", scale=scale, zero_point=0)
+    window = tensor("window", (2, 4, 4))
+    b.add_operator("SLICE", [x, ints("begin", [0, 1, 0]), ints("size", [-1, 4, 4])], [window])
+    top, bottom = tensor("top", (2, 2, 4)), tensor("bottom", (2, 2, 4))
+    b.add_operator("SPLIT", [ints("axis", [1]), window], [top, bottom], {"num_splits": 2})
+    first, rest = tensor("first", (2, 2, 1)), tensor("rest", (2, 2, 3))
+    b.add_operator("SPLIT_V", [top, ints("parts", [1, -1]), ints("last", [2])], [first, rest],
+                   {"num_splits": 2})  # fmt: skip
+    stacked = tensor("stacked", (2, 2, 2, 4))
+    b.add_operator("PACK", [top, bottom], [stacked], {"axis": 1, "values_count": 2})
+    left, right = tensor("left", (2, 2, 4)), tensor("right", (2, 2, 4))
+    b.add_operator("UNPACK", [stacked], [left, right], {"axis": 2, "num": 2})
+    b.mark_output(rest)
+    b.mark_output(right)
+    return b.build()

@@ -22,6 +22,7 @@ from tests.int8.int16_models import (
     f32,
     fc_16x8_model,
     int16_activations_model,
+    int16_copies_model,
     mixed_unary_model,
     unary_cases_model,
 )
@@ -346,6 +347,13 @@ def test_pad_transpose_mean_int16() -> None:
         result("MEAN", [operand(in_shape, 3e-4), axis], out_shape, out_scale, {"keep_dims": keep})
     inputs = [[random_input(rng, shape, "int16") for shape in shapes] for _ in range(3)]
     assert_bit_exact(b.build(), inputs)
+
+
+def test_slice_split_pack_unpack_int16() -> None:
+    rng = np.random.default_rng(2100)
+    assert_bit_exact(
+        int16_copies_model(), [[random_input(rng, (2, 6, 4), "int16")] for _ in range(3)]
+    )
 
 
 @pytest.mark.parametrize(

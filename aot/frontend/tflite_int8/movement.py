@@ -24,11 +24,16 @@ from aot.frontend.tflite_int8.importer import (
 from aot.ops import fixedpoint as fp
 
 _INDEX_DTYPES = ["int32", "int64"]
+# SLICE, SPLIT, SPLIT_V, UNPACK and PACK copy stored values; LiteRT and TFLite Micro run
+# them on int16 as on int8.
+_COPY_DTYPES = ["int8", "int16"]
 
 
-def _int8_pair(imp: _Importer, x: _TensorInfo, out: _TensorInfo) -> None:
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
+def _int8_pair(
+    imp: _Importer, x: _TensorInfo, out: _TensorInfo, dtypes: tuple[str, ...] = ("int8",)
+) -> None:
+    imp.expect(x, list(dtypes), "input")
+    imp.expect(out, [x.dtype], "output")
     imp.per_tensor(x, "input")
     _elementwise._same_quantization(imp, x, out, "input")
 
@@ -52,7 +57,7 @@ def _slice(imp: _Importer, bb: Any, value: Any, x: _TensorInfo, begin, sizes, ou
     if tuple(sizes) == tuple(x.shape) and tuple(out_shape) == tuple(x.shape):
         return value
     return imp.emit(
-        bb, int8.strided_slice, value, name="strided_slice_int8", begin=list(begin),
+        bb, int8.strided_slice, value, name=f"strided_slice_{x.dtype}", begin=list(begin),
         strides=[1] * len(begin), out_shape_full=list(sizes), out_shape=tuple(out_shape),
     )  # fmt: skip
 
@@ -64,7 +69,7 @@ def _outputs(imp: _Importer, op: Any) -> list[_TensorInfo]:
 @_handler("SLICE")
 def _slice_op(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     x = imp.tensors[ins[0]]
-    _int8_pair(imp, x, out)
+    _int8_pair(imp, x, out, _COPY_DTYPES)
     begin, size = _ints(imp, ins[1], "begin"), _ints(imp, ins[2], "size")
     if not len(begin) == len(size) == len(x.shape):
         raise imp.unsupported("begin and size must have one entry per input dimension")
@@ -87,7 +92,7 @@ def _split_outputs(
         raise imp.unsupported(f"{len(outs)} outputs for {len(parts)} parts")
     results, start = [], 0
     for info, part in zip(outs, parts):
-        imp.expect(info, ["int8"], "output")
+        imp.expect(info, [x.dtype], "output")
         _elementwise._same_quantization(imp, x, info, "input")
         shape = list(x.shape)
         shape[axis] = part
@@ -103,7 +108,7 @@ def _split_outputs(
 @_handler("SPLIT", multi_output=True)
 def _split(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     x = imp.tensors[ins[1]]
-    imp.expect(x, ["int8"], "input")
+    imp.expect(x, _COPY_DTYPES, "input")
     imp.per_tensor(x, "input")
     (axis,) = _ints(imp, ins[0], "the axis")
     axis = _axis(imp, axis, len(x.shape))
@@ -118,7 +123,7 @@ def _split(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -
 @_handler("SPLIT_V", multi_output=True)
 def _split_v(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
+    imp.expect(x, _COPY_DTYPES, "input")
     imp.per_tensor(x, "input")
     parts = _ints(imp, ins[1], "the split sizes")
     (axis,) = _ints(imp, ins[2], "the axis")
@@ -133,7 +138,7 @@ def _split_v(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
 @_handler("UNPACK", multi_output=True)
 def _unpack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
+    imp.expect(x, _COPY_DTYPES, "input")
     imp.per_tensor(x, "input")
     opts = _required_options(imp, op, "UnpackOptions")
     axis = _axis(imp, int(opts.Axis()), len(x.shape))
@@ -145,7 +150,7 @@ def _unpack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     squeezed = tuple(d for i, d in enumerate(x.shape) if i != axis)
     results = []
     for k, info in enumerate(outs):
-        imp.expect(info, ["int8"], "output")
+        imp.expect(info, [x.dtype], "output")
         _elementwise._same_quantization(imp, x, info, "input")
         if tuple(info.shape) != squeezed:
             raise imp.unsupported(f"output {info.name!r} is not of shape {list(squeezed)}")
@@ -159,7 +164,7 @@ def _unpack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
 def _pack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.ops import int8_movement as mv
 
-    imp.expect(out, ["int8"], "output")
+    imp.expect(out, _COPY_DTYPES, "output")
     opts = _required_options(imp, op, "PackOptions")
     axis = _axis(imp, int(opts.Axis()), len(out.shape))
     first = imp.tensors[ins[0]]
@@ -169,11 +174,11 @@ def _pack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
         raise imp.unsupported(f"output shape {list(out.shape)} is not {expected}")
     for i in ins:
         t = imp.tensors[i]
-        _int8_pair(imp, t, out)
+        _int8_pair(imp, t, out, (out.dtype,))
         if t.shape != first.shape:
             raise imp.unsupported("every input must have the same shape")
     return imp.emit(
-        bb, mv.pack, *[imp.value(i) for i in ins], name="pack_int8", axis=axis,
+        bb, mv.pack, *[imp.value(i) for i in ins], name=f"pack_{out.dtype}", axis=axis,
         out_shape=out.shape,
     )  # fmt: skip
 
