@@ -14,7 +14,6 @@ from aot.frontend.tflite_int8 import (  # noqa: F401  (imported to register thei
     int16,
     int16_activations,
     int16_elementwise,
-    int16_pooling,
     int16_requantize,
     logic,
     lstm,

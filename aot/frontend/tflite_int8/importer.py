@@ -458,6 +458,8 @@ class _Importer:
         name = _ACTIVATIONS.get(opts.FusedActivationFunction(), "?")
         if name not in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1"):
             raise self.unsupported(f"fused activation {name} is not supported")
+        if output.dtype == "int16":  # the handlers that take int16 too (pools)
+            return fp.activation_range(name, output.s, output.zp, -32768, 32767)
         return fp.activation_range(name, output.s, output.zp)
 
     def channel_params(self, values: Sequence[int], dtype: str) -> Any:
@@ -842,8 +844,9 @@ def _mul(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
 
 def _pool(imp: _Importer, op: Any, ins: list[int], out: _TensorInfo) -> dict[str, Any]:
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
+    # int16: pooling.cc's int16 kernels are the int8 arithmetic with int16 ranges.
+    imp.expect(x, ["int8", "int16"], "input")
+    imp.expect(out, [x.dtype], "output")
     if len(x.shape) != 4:
         raise imp.unsupported("expected a 4-D NHWC input")
     opts = _required_options(imp, op, "Pool2DOptions")
@@ -866,9 +869,8 @@ def _average_pool(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tensor
     from aot.ops import int8
 
     kwargs = _pool(imp, op, ins, out)
-    return imp.emit(
-        bb, int8.average_pool2d, imp.value(ins[0]), name="average_pool2d_int8", **kwargs
-    )
+    name = f"average_pool2d_{imp.tensors[ins[0]].dtype}"
+    return imp.emit(bb, int8.average_pool2d, imp.value(ins[0]), name=name, **kwargs)
 
 
 @_handler("MAX_POOL_2D")
@@ -876,7 +878,8 @@ def _max_pool(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
     from aot.ops import int8
 
     kwargs = _pool(imp, op, ins, out)
-    return imp.emit(bb, int8.max_pool2d, imp.value(ins[0]), name="max_pool2d_int8", **kwargs)
+    name = f"max_pool2d_{imp.tensors[ins[0]].dtype}"
+    return imp.emit(bb, int8.max_pool2d, imp.value(ins[0]), name=name, **kwargs)
 
 
 @_handler("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
@@ -884,13 +887,15 @@ def _reshape(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
     from aot.ops import int8
 
     x = imp.tensors[ins[0]]
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
+    imp.expect(x, ["int8", "int16"], "input")  # a copy of the stored values, any type
+    imp.expect(out, [x.dtype], "output")
     if int(np.prod(x.shape)) != int(np.prod(out.shape)):
         raise imp.unsupported(f"cannot reshape {list(x.shape)} to {list(out.shape)}")
     if x.shape == out.shape:
         return imp.value(ins[0])
-    return imp.emit(bb, int8.reshape, imp.value(ins[0]), name="reshape_int8", out_shape=out.shape)
+    return imp.emit(
+        bb, int8.reshape, imp.value(ins[0]), name=f"reshape_{x.dtype}", out_shape=out.shape
+    )
 
 
 @_handler("SOFTMAX")

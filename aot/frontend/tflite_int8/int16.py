@@ -2,7 +2,7 @@
 point 0, as TFLite's 16x8 quantization requires), int8 weights, int64 or int32 biases:
 FULLY_CONNECTED, and ADD and SUB on both of TFLite's int16 paths (power-of-two and
 general scales). The other int16 modules (``int16_activations``, ``int16_requantize``,
-``int16_pooling``, ``int16_elementwise``) share this module's helpers.
+``int16_elementwise``) share this module's helpers.
 
 Registered into ``tflite_int8``'s handler table when that module loads: each handler
 takes the 16x8 form and hands an int8 one to the int8 handler it replaces, so one
