@@ -16,6 +16,7 @@ from typing import Any
 from aot import __version__
 from aot.errors import ConfigError
 from aot.library import LIBRARY_DIR, copy_runtime_headers, write_files
+from aot.naming import RUNTIME_PREFIXES
 from aot.planning.model import PoolSpec
 
 Progress = Callable[[str], None]
@@ -33,7 +34,8 @@ def model_name_from_path(path: str | Path) -> str:
     name = re.sub(r"[^a-z0-9_]+", "_", Path(path).stem.lower()).strip("_") or "model"
     if name[0].isdigit():
         name = f"m_{name}"
-    return name[:MODEL_NAME_MAX].rstrip("_")
+    name = name[:MODEL_NAME_MAX].rstrip("_")
+    return f"{name}_model" if name in RUNTIME_PREFIXES else name
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,11 @@ class CompileOptions:
             raise ConfigError(
                 f"model name '{self.name}' is not usable as a C prefix; use lower-case letters, "
                 "digits and '_' (at most 32 characters, not starting with a digit)"
+            )
+        if self.name in RUNTIME_PREFIXES:
+            raise ConfigError(
+                f"model name '{self.name}' would clash with the C runtime's aot_{self.name}_* "
+                f"symbols; choose another --name (e.g. {self.name}_model)"
             )
         for alignment in (self.constants_alignment, self.workspace_alignment):
             if alignment < 1 or alignment & (alignment - 1):

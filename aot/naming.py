@@ -16,6 +16,21 @@ class _Named(Protocol):
     name: str
 
 
+# The C runtime's own symbol prefixes (aot_app_model, aot_platform_copy, aot_server_init,
+# aot_stack_paint, aot_tensor_info, ...): a model named so would define symbols that clash
+# with them, since every generated symbol is aot_<name>_<what>.
+RUNTIME_PREFIXES = frozenset(
+    {"app", "check", "cobs", "command", "dtype", "error", "platform", "run", "server", "stack",
+     "tensor"}
+)  # fmt: skip
+
+
+def library_header_guard(model: str) -> str:
+    """The include guard of a model library's public header; its own namespace, so that a
+    model named like a runtime header (``model`` -> aot/model.h) cannot hide that one."""
+    return f"AOT_LIB_{model.upper()}_H_"
+
+
 def c_identifier(text: str) -> str:
     """``text`` as a C identifier: runs of other characters become ``_``."""
     name = re.sub(r"\W+", "_", text).strip("_") or "t"

@@ -70,7 +70,33 @@ def test_quiet_silences_progress_but_not_results_or_errors(
         ("2stage.tflite", "m_2stage"),
         ("---.tflite", "model"),
         ("a" * 40 + ".tflite", "a" * 32),
+        ("model.tflite", "model"),
+        # a runtime prefix (aot_app_model, aot_platform_copy) would clash at link time
+        ("app.tflite", "app_model"),
+        ("Platform.onnx", "platform_model"),
     ],
 )
 def test_default_name_from_the_file_name(path: str, name: str) -> None:
     assert model_name_from_path(path) == name
+
+
+def test_a_model_name_that_clashes_with_the_runtime_is_one_line_error() -> None:
+    from aot.compiler import CompileOptions
+    from aot.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        CompileOptions(name="server")
+    message = str(info.value)
+    assert "\n" not in message and "aot_server_*" in message and "--name" in message
+
+
+@pytest.mark.toolchain
+def test_a_model_named_model_builds_and_runs_on_the_host(tmp_path: Path) -> None:
+    # aot_model.h once took aot/model.h's include guard, so the library did not compile.
+    model = tmp_path / "model.tflite"
+    model.write_bytes(EXAMPLE.read_bytes())
+    out = tmp_path / "out"
+    assert main(["build", str(model), "--board", "host", "-o", str(out), "-q"]) == 0
+    header = (out / "model" / "include" / "aot_model.h").read_text()
+    assert "#ifndef AOT_LIB_MODEL_H_" in header and "aot_model_run(" in header
+    assert main(["run", str(out), "--fill", "zeros", "-q"]) == 0
