@@ -84,3 +84,48 @@ def requant_constants(
         BackendConstant(f"{symbol}_multiplier", np.ascontiguousarray(multiplier, np.int32), 4),
         BackendConstant(f"{symbol}_shift", np.ascontiguousarray(shift, np.int32), 4),
     )
+
+
+# aot_kernels_requant.h: struct aot_k_rq (six int32 words per output channel) and the
+# AOT_K_RQ_* forms a call's records share.
+RECORD_WORDS = 6
+RQ_GENERAL, RQ_HIGH = 0, 1
+
+
+def requant_records(
+    bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, rounding: str
+) -> tuple[np.ndarray, int]:
+    """Per output channel ``struct aot_k_rq`` {bias, multiplier, nudge_lo, nudge_hi, shift,
+    sign_term} as an int32 array [channels, 6], and the form the kernel applies to all of
+    them: ``RQ_HIGH`` when every channel's total shift is 32 or more (a right shift, or a
+    zero multiplier), so the run-time path is SMLAL + SMLAL + ASR; else ``RQ_GENERAL``
+    with TFLite's multiplier and shift for aot_k_mbqm."""
+    m = np.asarray(multiplier, np.int64).reshape(-1)
+    s = np.asarray(shift, np.int64).reshape(-1)
+    records = np.zeros((m.size, RECORD_WORDS), np.int64)
+    records[:, 0] = np.asarray(bias, np.int64).reshape(-1)
+    records[:, 1] = m
+    if not np.all((s <= -1) | (m == 0)):
+        records[:, 4] = s
+        return _int32(records.reshape(-1)).reshape(m.size, RECORD_WORDS), RQ_GENERAL
+    right = np.maximum(-s, 1)
+    if rounding == "double":
+        # gemmlowp's two roundings merged (docs/kernels.md): (acc*m + 2^30 + 2^(30+r)
+        # - [acc < 0] * 2^31) >> (31 + r), the high word shifted by r - 1.
+        nudge = (1 << 30) + (1 << (30 + right))
+        high_shift, sign_term = right - 1, -(1 << 31)
+    else:
+        # One rounding: (acc*m + 2^(t-1)) >> t with t = 31 + r >= 32.
+        nudge = 1 << (30 + right)
+        high_shift, sign_term = right - 1, 0
+    live = m != 0  # a zero multiplier gives 0 whatever the shift: an all-zero record
+    records[:, 2] = np.where(live, nudge & 0xFFFFFFFF, 0)
+    records[:, 3] = np.where(live, nudge >> 32, 0)
+    records[:, 4] = np.where(live, high_shift, 0)
+    records[:, 5] = np.where(live, sign_term, 0)
+    return _int32(records.reshape(-1)).reshape(m.size, RECORD_WORDS), RQ_HIGH
+
+
+def record_constant(records: np.ndarray) -> BackendConstant:
+    """The records as one constant, 8-byte aligned so word pairs load with LDRD."""
+    return BackendConstant("rq", np.ascontiguousarray(records, np.int32).reshape(-1), 8)

@@ -24,11 +24,15 @@ struct aot_k_conv_params {
   /* the raw input value a padded tap reads when the bias has the zero point folded out
    * (the input zero point); kernels that add input_offset per tap ignore it */
   int32_t pad_value;
+  /* AOT_K_RQ_GENERAL or AOT_K_RQ_HIGH (aot_kernels_requant.h): the form of every record of a
+   * kernel that takes struct aot_k_rq records (0 for kernels that take arrays) */
+  int32_t requant_form;
 };
 
 /* fully connected: output[b][o] = requant(bias[o] + sum_k (in[b][k] + input_offset) * w[o][k]). */
 struct aot_k_fc_params {
   int32_t batches, depth, out_c, input_offset, output_offset, act_min, act_max, rounding;
+  int32_t requant_form; /* as in aot_k_conv_params */
 };
 
 /* -- dsp: Armv7E-M / Armv8-M DSP extension (Cortex-M4, M7, M33) ------------------------ */

@@ -85,4 +85,78 @@ static inline int32_t aot_k_right_shifts_only(const int32_t* shift, int32_t n, i
   return 1;
 }
 
+/* -- Per-channel requantization records, built at build time (aot/kernels/quant.py,
+ * requant_records). One record per output channel, six words, so a kernel keeps one
+ * pointer for the bias and the whole requantization, loaded with LDRD/LDM. */
+struct aot_k_rq {
+  int32_t bias;
+  int32_t multiplier;
+  /* "high" form: the 64-bit rounding term nudge_hi:nudge_lo, the high word's right shift
+   * and what a negative accumulator adds (times 1, by SMLAL) */
+  uint32_t nudge_lo;
+  int32_t nudge_hi;
+  int32_t shift;
+  int32_t sign_term;
+};
+
+/* The records' form, the same for every channel of a call (the params' requant_form). */
+enum {
+  /* multiplier and TFLite's shift (positive = left) in the record, aot_k_mbqm's rounding */
+  AOT_K_RQ_GENERAL = 0,
+  /* ((acc * m + nudge + [acc < 0] * sign_term) >> 32) >> shift: every total shift of 32 or
+   * more, which is double rounding with a right shift (the merged form above, with
+   * sign_term -2^31) and single rounding with a right shift (sign_term 0) */
+  AOT_K_RQ_HIGH = 1
+};
+
+/* The high form: two SMLALs and one ASR, no branch. The sum stays below 2^63 in
+ * magnitude (|acc * m| < 2^62, the nudge below 2^62), so nothing wraps. */
+static inline __attribute__((always_inline)) int32_t aot_k_rq_high(const struct aot_k_rq* r,
+                                                                   int32_t acc) {
+  int64_t v = (int64_t)(((uint64_t)(uint32_t)r->nudge_hi << 32) | r->nudge_lo);
+  v += (int64_t)(int32_t)((uint32_t)acc >> 31) * r->sign_term;
+  v += (int64_t)acc * r->multiplier;
+  return (int32_t)(v >> 32) >> r->shift;
+}
+
+/* Either form; rounding is the params' (0 double, 1 single), used by the general one. */
+static inline __attribute__((always_inline)) int32_t aot_k_rq_scale(const struct aot_k_rq* r,
+                                                                    int32_t acc, int32_t form,
+                                                                    int32_t rounding) {
+  if (form == AOT_K_RQ_HIGH) return aot_k_rq_high(r, acc);
+  return aot_k_mbqm(acc, r->multiplier, r->shift, rounding);
+}
+
+/* Saturate to int8: one SSAT where the core has it (every Armv7-M, so the M3 too). */
+static inline __attribute__((always_inline)) int32_t aot_k_ssat8(int32_t v) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+  return __builtin_arm_ssat(v, 8);
+#else
+  return v < -128 ? -128 : (v > 127 ? 127 : v);
+#endif
+}
+
+/* The output of a high-form value: SSAT does the int8 range, and the activation's bounds
+ * cost a compare each only when they are narrower (full says they are not). |value| is
+ * at most 2^30 + 1, so value + zp cannot overflow. */
+static inline __attribute__((always_inline)) int8_t aot_k_rq_out(int32_t value, int32_t zp,
+                                                                 int32_t lo, int32_t hi,
+                                                                 int32_t full) {
+  int32_t v = aot_k_ssat8(value + zp);
+  if (!full) {
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  }
+  return (int8_t)v;
+}
+
+/* One output from a record in either form (the general one clamps before adding zp). */
+static inline __attribute__((always_inline)) int8_t aot_k_rq_apply(const struct aot_k_rq* r,
+                                                                   int32_t acc, int32_t form,
+                                                                   int32_t rounding, int32_t zp,
+                                                                   int32_t lo, int32_t hi) {
+  if (form == AOT_K_RQ_HIGH) return aot_k_rq_out(aot_k_rq_high(r, acc), zp, lo, hi, 0);
+  return aot_k_requant(acc, r->multiplier, r->shift, rounding, zp, lo, hi);
+}
+
 #endif /* AOT_KERNELS_REQUANT_H */
