@@ -18,7 +18,15 @@ from aot.kernels.common import (
     fc_params,
     weights,
 )
-from aot.kernels.quant import folded_bias, operand, plain_bias, requant, requant_constants
+from aot.kernels.quant import (
+    folded_bias,
+    operand,
+    plain_bias,
+    record_constant,
+    requant,
+    requant_constants,
+    requant_records,
+)
 from aot.kernels.spec import KernelVariant, PreparedKernel
 
 CONV_SOURCE = "dsp/conv_dsp.c"
@@ -73,28 +81,32 @@ def direct_conv(info: OperatorInfo) -> bool:
     return w.shape[1] == 1 and w.shape[2] == 1 and tuple(info.params["padding"]) == (0, 0)
 
 
+def _records(info: OperatorInfo, bias: np.ndarray, out_c: int) -> tuple[BackendConstant, int]:
+    """The per-channel requantization records (quant.requant_records) and their form."""
+    multiplier, shift = requant(info, out_c)
+    p = info.params
+    records, form = requant_records(bias, multiplier, shift, p["rounding"], p["output_zp"])
+    return record_constant(records), form
+
+
 def prepare_conv(info: OperatorInfo) -> PreparedKernel:
     w = weights(info)
     out_c = w.shape[0]
     depth = int(np.prod(w.shape[1:]))
     sums = w.reshape(out_c, -1).astype(np.int64).sum(axis=1)
-    multiplier, shift = requant(info, out_c)
     if direct_conv(info):
         bias, offset, scratch, path = folded_bias(info, sums), 0, 0, "1x1"
     else:
         # im2col of two pixels as int16 with the offset added: 2 x K halfwords.
         bias, offset, scratch = plain_bias(info, sums), -int(info.params["input_zp"]), 4 * depth
         path = "im2col"
+    records, form = _records(info, bias, out_c)
     return PreparedKernel(
         function="aot_k_conv_s8_dsp",
         params_struct=CONV_STRUCT,
-        params=conv_params(info, offset),
+        params={**conv_params(info, offset), "requant_form": form},
         inputs=(0,),
-        constants=(
-            _weights(w.reshape(out_c, -1)),
-            _bias(bias),
-            *requant_constants("rq", multiplier, shift),
-        ),
+        constants=(_weights(w.reshape(out_c, -1)), records),
         scratch_bytes=scratch,
         notes={"path": path},
     )
@@ -106,19 +118,15 @@ def takes_fc(info: OperatorInfo) -> bool:
 
 def prepare_fc(info: OperatorInfo) -> PreparedKernel:
     w = weights(info)
-    sums = w.astype(np.int64).sum(axis=1)
-    multiplier, shift = requant(info, w.shape[0])
+    records, form = _records(info, folded_bias(info, w.astype(np.int64).sum(axis=1)), w.shape[0])
+    params = {**fc_params(info), "requant_form": form}
     return PreparedKernel(
         function="aot_k_fc_s8_dsp",
         params_struct=FC_STRUCT,
-        params=fc_params(info),
+        params=params,
         inputs=(0,),
-        constants=(
-            # A single row takes four channels at a time, more rows two (conv_dsp.c).
-            _weights(w, 4 if fc_params(info)["batches"] == 1 else 2),
-            _bias(folded_bias(info, sums)),
-            *requant_constants("rq", multiplier, shift),
-        ),
+        # A single row takes four channels at a time, more rows two (conv_dsp.c).
+        constants=(_weights(w, 4 if params["batches"] == 1 else 2), records),
     )
 
 

@@ -89,17 +89,24 @@ def requant_constants(
 # aot_kernels_requant.h: struct aot_k_rq (six int32 words per output channel) and the
 # AOT_K_RQ_* forms a call's records share.
 RECORD_WORDS = 6
-RQ_GENERAL, RQ_HIGH = 0, 1
+RQ_GENERAL, RQ_HIGH, RQ_HIGH_ZP = 0, 1, 2
+# zp << shift stays inside the high word (|high| < 2^30 + 2^(shift-1) before it).
+MAX_ZP_FOLD_SHIFT = 22
 
 
 def requant_records(
-    bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, rounding: str
+    bias: np.ndarray,
+    multiplier: np.ndarray,
+    shift: np.ndarray,
+    rounding: str,
+    output_zp: int | None = None,
 ) -> tuple[np.ndarray, int]:
     """Per output channel ``struct aot_k_rq`` {bias, multiplier, nudge_lo, nudge_hi, shift,
     sign_term} as an int32 array [channels, 6], and the form the kernel applies to all of
     them: ``RQ_HIGH`` when every channel's total shift is 32 or more (a right shift, or a
-    zero multiplier), so the run-time path is SMLAL + SMLAL + ASR; else ``RQ_GENERAL``
-    with TFLite's multiplier and shift for aot_k_mbqm."""
+    zero multiplier), so the run-time path is SMLAL + SMLAL + ASR; ``RQ_HIGH_ZP`` when
+    ``output_zp`` is given and also fits in every channel's high word (no ADD before the
+    SSAT); else ``RQ_GENERAL`` with TFLite's multiplier and shift for aot_k_mbqm."""
     m = np.asarray(multiplier, np.int64).reshape(-1)
     s = np.asarray(shift, np.int64).reshape(-1)
     records = np.zeros((m.size, RECORD_WORDS), np.int64)
@@ -123,7 +130,12 @@ def requant_records(
     records[:, 3] = np.where(live, nudge >> 32, 0)
     records[:, 4] = np.where(live, high_shift, 0)
     records[:, 5] = np.where(live, sign_term, 0)
-    return _int32(records.reshape(-1)).reshape(m.size, RECORD_WORDS), RQ_HIGH
+    form = RQ_HIGH
+    if output_zp is not None and int(records[:, 4].max(initial=0)) <= MAX_ZP_FOLD_SHIFT:
+        # floor(v / 2^(32+s)) + zp == floor((v + zp * 2^(32+s)) / 2^(32+s))
+        records[:, 3] += int(output_zp) << records[:, 4]
+        form = RQ_HIGH_ZP
+    return _int32(records.reshape(-1)).reshape(m.size, RECORD_WORDS), form
 
 
 def record_constant(records: np.ndarray) -> BackendConstant:

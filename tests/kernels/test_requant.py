@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from aot.kernels import KERNELS_C
-from aot.kernels.quant import RECORD_WORDS, RQ_GENERAL, RQ_HIGH, requant_records
+from aot.kernels.quant import RECORD_WORDS, RQ_GENERAL, RQ_HIGH, RQ_HIGH_ZP, requant_records
 from tests.int8.test_fixedpoint import EDGES, ref_mbqm
 
 pytestmark = pytest.mark.toolchain
@@ -38,7 +38,10 @@ void records_all(int n, const int32_t* acc, const struct aot_k_rq* records, int3
   for (int i = 0; i < n; ++i) {
     scaled[i] = aot_k_rq_scale(&records[i], acc[i], form, rounding);
     out[i] = aot_k_rq_apply(&records[i], acc[i], form, rounding, zp, lo, hi);
-    if (form == AOT_K_RQ_HIGH) out_full[i] = aot_k_rq_out(scaled[i], zp, lo, hi, full);
+    if (form != AOT_K_RQ_GENERAL) {
+      const int32_t offset = form == AOT_K_RQ_HIGH_ZP ? 0 : zp;
+      out_full[i] = aot_k_rq_out(scaled[i], offset, lo, hi, full);
+    }
   }
 }
 """
@@ -148,6 +151,8 @@ def _run_records(
         ("single", range(-31, 0), RQ_HIGH),  # FULLY_CONNECTED's, every right shift
         ("double", range(-31, 8), RQ_GENERAL),  # right shift 0 and left shifts too
         ("single", range(-31, 8), RQ_GENERAL),
+        ("double", range(-23, 0), RQ_HIGH_ZP),  # the zero point fits every high word
+        ("single", range(-23, 0), RQ_HIGH_ZP),
     ],
 )
 def test_records_match_tflite(mode: str, shifts: range, form: int, library: ctypes.CDLL) -> None:
@@ -171,16 +176,18 @@ def test_records_match_tflite(mode: str, shifts: range, form: int, library: ctyp
     # x * 2^left wraps in int32: keep the products TFLite's tests make
     acc = np.where((s > 0) & (np.abs(acc) >= 2**20), acc >> 12, acc).astype(np.int32)
     bias = rng.integers(-(2**31), 2**31, n)
-    records, got_form = requant_records(bias, m, s, mode)
-    assert got_form == form
-    assert records.shape == (n, RECORD_WORDS) and records[:, 0].tolist() == bias.tolist()
     want = [ref_mbqm(int(a), int(b), int(c), mode) for a, b, c in zip(acc, m, s)]
-    for zp, lo, hi in [(-7, -128, 100), (-128, -128, 127), (5, -20, 20)]:
+    for zp, lo, hi in [(-7, -128, 100), (-128, -128, 127), (127, -20, 20)]:
+        folded = zp if form == RQ_HIGH_ZP else None
+        records, got_form = requant_records(bias, m, s, mode, folded)
+        assert got_form == form
+        assert records.shape == (n, RECORD_WORDS) and records[:, 0].tolist() == bias.tolist()
         scaled, out, out_full = _run_records(library, acc, records, form, mode, zp, lo, hi)
-        assert scaled.tolist() == want
+        # the zero-point form's value has the zero point in it; aot_k_rq_out adds none
+        assert scaled.tolist() == [v + (folded or 0) for v in want]
         clamped = [min(max(v + zp, lo), hi) for v in want]
         assert out.tolist() == clamped
-        if form == RQ_HIGH:
+        if form != RQ_GENERAL:
             assert out_full.tolist() == clamped
 
 
@@ -194,3 +201,8 @@ def test_records_take_the_high_form_only_when_every_channel_has_it() -> None:
     # single rounding, right shift 3: nudge 2^33, high word shifted by 2, no sign term
     assert form == RQ_HIGH and records[0].tolist() == [0, 2**30, 0, 2, 2, 0]
     assert records[1].tolist() == [0, 0, 0, 0, 0, 0]
+    # the zero point folds in as zp << shift, a dead channel's is zp itself
+    records, form = requant_records(bias, m, np.array([-3, -3, -3]), "single", -100)
+    assert form == RQ_HIGH_ZP and records[0, 3] == 2 - (100 << 2) and records[1, 3] == -100
+    # a high-word shift of 23 could overflow with the zero point in: it stays out
+    assert requant_records(bias, m, np.array([-24, -1, -1]), "double", 5)[1] == RQ_HIGH

@@ -21,20 +21,65 @@
 #include "aot_kernels_requant.h"
 #include "aot_kernels_simd.h"
 
+/* How a call's outputs are requantized; fixed per call, so each row function is inlined
+ * once per mode (ROW_DISPATCH) and no output tests it. OUT_FAST: records in the
+ * zero-point form and the activation range int8's, so an output is two SMLALs, an ASR and
+ * an SSAT; OUT_ANY: any form and range, tested per output. */
+enum { OUT_ANY = 0, OUT_FAST = 1 };
+
 struct aot_k_out_q {
-  const int32_t* bias;
-  const int32_t* multiplier;
-  const int32_t* shift;
-  int32_t zp, lo, hi, rounding;
-  int32_t right_only; /* aot_k_right_shifts_only */
+  const struct aot_k_rq* rq; /* one record per output channel (aot_kernels_requant.h) */
+  int32_t zp, lo, hi, rounding, form;
+  int32_t mode; /* OUT_* */
 };
 
 static inline __attribute__((always_inline)) int8_t out_q(const struct aot_k_out_q* q,
-                                                          int32_t acc, int32_t c) {
-  if (q->right_only) {
-    return aot_k_requant_right(acc, q->multiplier[c], -q->shift[c], q->zp, q->lo, q->hi);
+                                                          const struct aot_k_rq* r,
+                                                          int32_t acc, const int32_t mode) {
+  if (mode == OUT_FAST) return (int8_t)aot_k_ssat8(aot_k_rq_high(r, acc));
+  return aot_k_rq_apply(r, acc, q->form, q->rounding, q->zp, q->lo, q->hi);
+}
+
+static struct aot_k_out_q out_quant(const int32_t* records, int32_t form, int32_t zp,
+                                    int32_t lo, int32_t hi, int32_t rounding) {
+  const int32_t fast = form == AOT_K_RQ_HIGH_ZP && lo == -128 && hi == 127;
+  const struct aot_k_out_q q = {(const struct aot_k_rq*)(const void*)records,
+                                zp, lo, hi, rounding, form, fast ? OUT_FAST : OUT_ANY};
+  return q;
+}
+
+/* Calls body(..., mode) with mode a constant, so each mode gets its own inlined copy. */
+#define ROW_DISPATCH(body, q, ...)      \
+  do {                                  \
+    if ((q)->mode == OUT_FAST) {        \
+      body(__VA_ARGS__, OUT_FAST);      \
+    } else {                            \
+      body(__VA_ARGS__, OUT_ANY);       \
+    }                                   \
+  } while (0)
+
+/* bias + one int8 row . one plain weight row (an odd last channel). */
+static int32_t dot_s8(const int8_t* a, const int8_t* w, int32_t k, int32_t acc) {
+  const int32_t k4 = k >> 2;
+  for (int32_t j = 0; j < k4; ++j) {
+    const int32_t av = aot_k_load32(a + 4 * j), wv = aot_k_load32(w + 4 * j);
+    acc = aot_k_smlad(aot_k_sxtb16(av), aot_k_sxtb16(wv), acc);
+    acc = aot_k_smlad(aot_k_sxtb16_odd(av), aot_k_sxtb16_odd(wv), acc);
   }
-  return aot_k_requant(acc, q->multiplier[c], q->shift[c], q->rounding, q->zp, q->lo, q->hi);
+  for (int32_t j = 4 * k4; j < k; ++j) acc += a[j] * w[j];
+  return acc;
+}
+
+/* bias + one int16 im2col row (x0 x2 x1 x3 groups) . one plain weight row. */
+static int32_t dot_q15(const int16_t* b, const int8_t* w, int32_t k, int32_t acc) {
+  const int32_t k4 = k >> 2;
+  for (int32_t j = 0; j < k4; ++j) {
+    const int32_t v = aot_k_load32(w + 4 * j);
+    acc = aot_k_smlad(aot_k_load32(b + 4 * j), aot_k_sxtb16(v), acc);
+    acc = aot_k_smlad(aot_k_load32(b + 4 * j + 2), aot_k_sxtb16_odd(v), acc);
+  }
+  for (int32_t j = 4 * k4; j < k; ++j) acc += b[j] * w[j];
+  return acc;
 }
 
 /* The weights come in channel pairs (re-laid out at build time, aot/kernels/dsp.py):
@@ -43,18 +88,20 @@ static inline __attribute__((always_inline)) int8_t out_q(const struct aot_k_out
  * channel is a plain row. A pair occupies 2 * K bytes, so pair p starts at 2 * p * K. */
 
 /* One int8 row times every weight row, two channels at a time. */
-static void row1_s8(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
-                    const struct aot_k_out_q* q_in, int8_t* out) {
+static inline __attribute__((always_inline)) void row1_s8_body(
+    const int8_t* a, int32_t k, const int8_t* w, int32_t out_c, const struct aot_k_out_q* q_in,
+    int8_t* out, const int32_t mode) {
   /* A local copy: the int8 output stores could alias *q_in, this they cannot. */
   const struct aot_k_out_q local = *q_in;
   const struct aot_k_out_q* const q = &local;
   const int32_t k4 = k >> 2, tail = k - 4 * k4;
   int32_t c = 0;
   for (; c + 2 <= out_c; c += 2) {
+    const struct aot_k_rq* const r = q->rq + c;
     const int8_t* pw = w + c * k;
     const int8_t* pa = a;
     const int8_t* const end = a + 4 * k4;
-    int32_t acc0 = q->bias[c], acc1 = q->bias[c + 1];
+    int32_t acc0 = r[0].bias, acc1 = r[1].bias;
     while (pa != end) {
       const int32_t av = aot_k_load32(pa);
       pa += 4;
@@ -71,20 +118,16 @@ static void row1_s8(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
       acc0 += pa[j] * pw[j];
       acc1 += pa[j] * pw[tail + j];
     }
-    out[c] = out_q(q, acc0, c);
-    out[c + 1] = out_q(q, acc1, c + 1);
+    const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
+    out[c] = o0;
+    out[c + 1] = o1;
   }
-  if (c < out_c) {
-    const int8_t* pw = w + c * k;
-    int32_t acc = q->bias[c];
-    for (int32_t j = 0; j < k4; ++j) {
-      const int32_t av = aot_k_load32(a + 4 * j), wv = aot_k_load32(pw + 4 * j);
-      acc = aot_k_smlad(aot_k_sxtb16(av), aot_k_sxtb16(wv), acc);
-      acc = aot_k_smlad(aot_k_sxtb16_odd(av), aot_k_sxtb16_odd(wv), acc);
-    }
-    for (int32_t j = 4 * k4; j < k; ++j) acc += a[j] * pw[j];
-    out[c] = out_q(q, acc, c);
-  }
+  if (c < out_c) out[c] = out_q(q, q->rq + c, dot_s8(a, w + c * k, k, q->rq[c].bias), mode);
+}
+
+static void row1_s8(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
+                    const struct aot_k_out_q* q, int8_t* out) {
+  ROW_DISPATCH(row1_s8_body, q, a, k, w, out_c, q, out);
 }
 
 /* A single int8 row (a batch-1 fully connected layer) times every weight row, four
@@ -92,18 +135,19 @@ static void row1_s8(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
  * come in channel quads (aot/kernels/dsp.py): per quad, each group of four weights of
  * its four channels in turn (16 bytes per step), then the four K % 4 tails; channels
  * past the last quad are plain rows. A quad occupies 4 * K bytes. */
-static void row1_q4(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
-                    const struct aot_k_out_q* q_in, int8_t* out) {
+static inline __attribute__((always_inline)) void row1_q4_body(
+    const int8_t* a, int32_t k, const int8_t* w, int32_t out_c, const struct aot_k_out_q* q_in,
+    int8_t* out, const int32_t mode) {
   const struct aot_k_out_q local = *q_in; /* int8 stores cannot alias a local copy */
   const struct aot_k_out_q* const q = &local;
   const int32_t k4 = k >> 2, tail = k - 4 * k4;
   int32_t c = 0;
   for (; c + 4 <= out_c; c += 4) {
+    const struct aot_k_rq* const r = q->rq + c;
     const int8_t* pw = w + c * k;
     const int8_t* pa = a;
     const int8_t* const end = a + 4 * k4;
-    int32_t acc0 = q->bias[c], acc1 = q->bias[c + 1], acc2 = q->bias[c + 2],
-            acc3 = q->bias[c + 3];
+    int32_t acc0 = r[0].bias, acc1 = r[1].bias, acc2 = r[2].bias, acc3 = r[3].bias;
     while (pa != end) {
       const int32_t av = aot_k_load32(pa);
       pa += 4;
@@ -129,27 +173,27 @@ static void row1_q4(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
       acc2 += x * pw[2 * tail + j];
       acc3 += x * pw[3 * tail + j];
     }
-    out[c] = out_q(q, acc0, c);
-    out[c + 1] = out_q(q, acc1, c + 1);
-    out[c + 2] = out_q(q, acc2, c + 2);
-    out[c + 3] = out_q(q, acc3, c + 3);
+    const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
+    const int8_t o2 = out_q(q, &r[2], acc2, mode), o3 = out_q(q, &r[3], acc3, mode);
+    out[c] = o0;
+    out[c + 1] = o1;
+    out[c + 2] = o2;
+    out[c + 3] = o3;
   }
   for (; c < out_c; ++c) {
-    const int8_t* pw = w + c * k;
-    int32_t acc = q->bias[c];
-    for (int32_t j = 0; j < k4; ++j) {
-      const int32_t av = aot_k_load32(a + 4 * j), wv = aot_k_load32(pw + 4 * j);
-      acc = aot_k_smlad(aot_k_sxtb16(av), aot_k_sxtb16(wv), acc);
-      acc = aot_k_smlad(aot_k_sxtb16_odd(av), aot_k_sxtb16_odd(wv), acc);
-    }
-    for (int32_t j = 4 * k4; j < k; ++j) acc += a[j] * pw[j];
-    out[c] = out_q(q, acc, c);
+    out[c] = out_q(q, q->rq + c, dot_s8(a, w + c * k, k, q->rq[c].bias), mode);
   }
 }
 
+static void row1_q4(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
+                    const struct aot_k_out_q* q, int8_t* out) {
+  ROW_DISPATCH(row1_q4_body, q, a, k, w, out_c, q, out);
+}
+
 /* Two int8 rows times every weight row, two channels at a time (a1 may be a0). */
-static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t* w,
-                    int32_t out_c, const struct aot_k_out_q* q_in, int8_t* out0, int8_t* out1) {
+static inline __attribute__((always_inline)) void row2_s8_body(
+    const int8_t* a0, const int8_t* a1, int32_t k, const int8_t* w, int32_t out_c,
+    const struct aot_k_out_q* q_in, int8_t* out0, int8_t* out1, const int32_t mode) {
   /* A local copy: the int8 output stores could alias *q_in, this they cannot. */
   const struct aot_k_out_q local = *q_in;
   const struct aot_k_out_q* const q = &local;
@@ -157,11 +201,12 @@ static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t*
   const int32_t rows = (int32_t)(a1 - a0); /* the second row at a fixed offset */
   int32_t c = 0;
   for (; c + 2 <= out_c; c += 2) {
+    const struct aot_k_rq* const r = q->rq + c;
     const int8_t* pw = w + c * k;
     const int8_t* p0 = a0;
     const int8_t* const end = a0 + 4 * k4;
-    int32_t acc00 = q->bias[c], acc10 = acc00; /* acc<pixel><channel> */
-    int32_t acc01 = q->bias[c + 1], acc11 = acc01;
+    int32_t acc00 = r[0].bias, acc10 = acc00; /* acc<pixel><channel> */
+    int32_t acc01 = r[1].bias, acc11 = acc01;
     while (p0 != end) {
       int32_t v = aot_k_load32(p0);
       const int32_t x0e = aot_k_sxtb16(v), x0o = aot_k_sxtb16_odd(v);
@@ -190,36 +235,32 @@ static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t*
       acc01 += x0 * u1;
       acc11 += x1 * u1;
     }
-    out0[c] = out_q(q, acc00, c);
-    out1[c] = out_q(q, acc10, c);
-    out0[c + 1] = out_q(q, acc01, c + 1);
-    out1[c + 1] = out_q(q, acc11, c + 1);
+    /* All four before any store: an int8 store may alias the records, which would be
+     * reloaded after it. */
+    const int8_t o00 = out_q(q, &r[0], acc00, mode), o10 = out_q(q, &r[0], acc10, mode);
+    const int8_t o01 = out_q(q, &r[1], acc01, mode), o11 = out_q(q, &r[1], acc11, mode);
+    out0[c] = o00;
+    out0[c + 1] = o01;
+    out1[c] = o10;
+    out1[c + 1] = o11;
   }
   if (c < out_c) {
-    const int8_t* pw = w + c * k;
-    int32_t acc0 = q->bias[c], acc1 = acc0;
-    for (int32_t j = 0; j < k4; ++j) {
-      const int32_t v0 = aot_k_load32(a0 + 4 * j), v1 = aot_k_load32(a1 + 4 * j);
-      const int32_t v = aot_k_load32(pw + 4 * j);
-      const int32_t we = aot_k_sxtb16(v), wo = aot_k_sxtb16_odd(v);
-      acc0 = aot_k_smlad(aot_k_sxtb16(v0), we, acc0);
-      acc0 = aot_k_smlad(aot_k_sxtb16_odd(v0), wo, acc0);
-      acc1 = aot_k_smlad(aot_k_sxtb16(v1), we, acc1);
-      acc1 = aot_k_smlad(aot_k_sxtb16_odd(v1), wo, acc1);
-    }
-    for (int32_t j = 4 * k4; j < k; ++j) {
-      acc0 += a0[j] * pw[j];
-      acc1 += a1[j] * pw[j];
-    }
-    out0[c] = out_q(q, acc0, c);
-    out1[c] = out_q(q, acc1, c);
+    const struct aot_k_rq* const r = q->rq + c;
+    out0[c] = out_q(q, r, dot_s8(a0, w + c * k, k, r->bias), mode);
+    out1[c] = out_q(q, r, dot_s8(a1, w + c * k, k, r->bias), mode);
   }
+}
+
+static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t* w,
+                    int32_t out_c, const struct aot_k_out_q* q, int8_t* out0, int8_t* out1) {
+  ROW_DISPATCH(row2_s8_body, q, a0, a1, k, w, out_c, q, out0, out1);
 }
 
 /* Two rows of int16 im2col (groups of four stored x0 x2 x1 x3; b1 may be b0) times the
  * weight rows, two channels at a time. */
-static void rows_q15(const int16_t* b0, const int16_t* b1, int32_t k, const int8_t* w,
-                     int32_t out_c, const struct aot_k_out_q* q_in, int8_t* out0, int8_t* out1) {
+static inline __attribute__((always_inline)) void rows_q15_body(
+    const int16_t* b0, const int16_t* b1, int32_t k, const int8_t* w, int32_t out_c,
+    const struct aot_k_out_q* q_in, int8_t* out0, int8_t* out1, const int32_t mode) {
   /* A local copy: the int8 output stores could alias *q_in, this they cannot. */
   const struct aot_k_out_q local = *q_in;
   const struct aot_k_out_q* const q = &local;
@@ -227,11 +268,12 @@ static void rows_q15(const int16_t* b0, const int16_t* b1, int32_t k, const int8
   const int32_t rows = (int32_t)(b1 - b0);
   int32_t c = 0;
   for (; c + 2 <= out_c; c += 2) {
+    const struct aot_k_rq* const r = q->rq + c;
     const int8_t* pw = w + c * k;
     const int16_t* p0 = b0;
     const int16_t* const end = b0 + 4 * k4;
-    int32_t acc00 = q->bias[c], acc10 = acc00;
-    int32_t acc01 = q->bias[c + 1], acc11 = acc01;
+    int32_t acc00 = r[0].bias, acc10 = acc00;
+    int32_t acc01 = r[1].bias, acc11 = acc01;
     while (p0 != end) {
       const int32_t x0a = aot_k_load32(p0), x0b = aot_k_load32(p0 + 2);
       const int32_t x1a = aot_k_load32(p0 + rows), x1b = aot_k_load32(p0 + rows + 2);
@@ -258,29 +300,25 @@ static void rows_q15(const int16_t* b0, const int16_t* b1, int32_t k, const int8
       acc01 += x0 * u1;
       acc11 += x1 * u1;
     }
-    out0[c] = out_q(q, acc00, c);
-    out1[c] = out_q(q, acc10, c);
-    out0[c + 1] = out_q(q, acc01, c + 1);
-    out1[c + 1] = out_q(q, acc11, c + 1);
+    /* All four before any store: an int8 store may alias the records, which would be
+     * reloaded after it. */
+    const int8_t o00 = out_q(q, &r[0], acc00, mode), o10 = out_q(q, &r[0], acc10, mode);
+    const int8_t o01 = out_q(q, &r[1], acc01, mode), o11 = out_q(q, &r[1], acc11, mode);
+    out0[c] = o00;
+    out0[c + 1] = o01;
+    out1[c] = o10;
+    out1[c + 1] = o11;
   }
   if (c < out_c) {
-    const int8_t* pw = w + c * k;
-    int32_t acc0 = q->bias[c], acc1 = acc0;
-    for (int32_t j = 0; j < k4; ++j) {
-      const int32_t v = aot_k_load32(pw + 4 * j);
-      const int32_t we = aot_k_sxtb16(v), wo = aot_k_sxtb16_odd(v);
-      acc0 = aot_k_smlad(aot_k_load32(b0 + 4 * j), we, acc0);
-      acc0 = aot_k_smlad(aot_k_load32(b0 + 4 * j + 2), wo, acc0);
-      acc1 = aot_k_smlad(aot_k_load32(b1 + 4 * j), we, acc1);
-      acc1 = aot_k_smlad(aot_k_load32(b1 + 4 * j + 2), wo, acc1);
-    }
-    for (int32_t j = 4 * k4; j < k; ++j) {
-      acc0 += b0[j] * pw[j];
-      acc1 += b1[j] * pw[j];
-    }
-    out0[c] = out_q(q, acc0, c);
-    out1[c] = out_q(q, acc1, c);
+    const struct aot_k_rq* const r = q->rq + c;
+    out0[c] = out_q(q, r, dot_q15(b0, w + c * k, k, r->bias), mode);
+    out1[c] = out_q(q, r, dot_q15(b1, w + c * k, k, r->bias), mode);
   }
+}
+
+static void rows_q15(const int16_t* b0, const int16_t* b1, int32_t k, const int8_t* w,
+                     int32_t out_c, const struct aot_k_out_q* q, int8_t* out0, int8_t* out1) {
+  ROW_DISPATCH(rows_q15_body, q, b0, b1, k, w, out_c, q, out0, out1);
 }
 
 /* One output pixel's receptive field as int16 (input + offset, 0 for padded taps). */
@@ -330,11 +368,10 @@ static void im2col_q15(const struct aot_k_conv_params* p, const int8_t* input, i
 }
 
 void AOT_K_FN(conv)(const struct aot_k_conv_params* p, const int8_t* input,
-                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                       const int32_t* shift, int8_t* output, int8_t* scratch) {
-  const struct aot_k_out_q q = {bias,       multiplier, shift,
-                                p->output_offset, p->act_min, p->act_max, p->rounding,
-                                aot_k_right_shifts_only(shift, p->out_c, p->rounding)};
+                    const int8_t* weights, const int32_t* records, int8_t* output,
+                    int8_t* scratch) {
+  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+                                         p->act_min, p->act_max, p->rounding);
   const int32_t out_c = p->out_c, k = p->k_h * p->k_w * p->in_c;
   const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
                          p->input_offset == 0;
@@ -375,12 +412,11 @@ void AOT_K_FN(conv)(const struct aot_k_conv_params* p, const int8_t* input,
 }
 
 void AOT_K_FN(fc)(const struct aot_k_fc_params* p, const int8_t* input,
-                     const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                     const int32_t* shift, int8_t* output, int8_t* scratch) {
+                  const int8_t* weights, const int32_t* records, int8_t* output,
+                  int8_t* scratch) {
   (void)scratch;
-  const struct aot_k_out_q q = {bias,       multiplier, shift,
-                                p->output_offset, p->act_min, p->act_max, p->rounding,
-                                aot_k_right_shifts_only(shift, p->out_c, p->rounding)};
+  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+                                         p->act_min, p->act_max, p->rounding);
   const int32_t k = p->depth, out_c = p->out_c;
   if (p->batches == 1) {
     row1_q4(input, k, weights, out_c, &q, output); /* weights in channel quads */

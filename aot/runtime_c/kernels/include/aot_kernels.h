@@ -36,32 +36,29 @@ struct aot_k_fc_params {
 };
 
 /* -- dsp: Armv7E-M / Armv8-M DSP extension (Cortex-M4, M7, M33) ------------------------ */
-/* weights: the kernel's layout (aot/kernels/dsp.py, docs/kernels.md). conv and fc: in the
+/* weights: the kernel's layout (aot/kernels/dsp.py, docs/kernels.md). conv and fc take
+ * one struct aot_k_rq per output channel (records, in the params' requant_form); in the
  * 1x1-without-padding and fc paths the bias has the input zero point folded in and
  * input_offset is 0; in the im2col path the bias is the model's and input_offset is
  * -input_zp (scratch: 4 * k_h * k_w * in_c bytes). dwconv: the bias has the offset folded
  * in and input_offset (-input_zp) is taken back for padded taps; no scratch. */
 void aot_k_conv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
-                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                       const int32_t* shift, int8_t* output, int8_t* scratch);
+                       const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
 void aot_k_dwconv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
                          const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                          const int32_t* shift, int8_t* output, int8_t* scratch);
 void aot_k_fc_s8_dsp(const struct aot_k_fc_params* p, const int8_t* input,
-                     const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                     const int32_t* shift, int8_t* output, int8_t* scratch);
+                     const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
 
 /* -- scalar: plain C (any core) --------------------------------------------------------- */
 void aot_k_conv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
-                          const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                          const int32_t* shift, int8_t* output, int8_t* scratch);
+                          const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
 void aot_k_dwconv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
                             const int8_t* weights, const int32_t* bias,
                             const int32_t* multiplier, const int32_t* shift, int8_t* output,
                             int8_t* scratch);
 void aot_k_fc_s8_scalar(const struct aot_k_fc_params* p, const int8_t* input,
-                        const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                        const int32_t* shift, int8_t* output, int8_t* scratch);
+                        const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
 
 /* -- mve: Helium / MVE (Cortex-M55) ----------------------------------------------------- */
 /* bias: int32 with the input zero point folded in. conv and fc take the model's OHWI /

@@ -106,24 +106,43 @@ enum {
   /* ((acc * m + nudge + [acc < 0] * sign_term) >> 32) >> shift: every total shift of 32 or
    * more, which is double rounding with a right shift (the merged form above, with
    * sign_term -2^31) and single rounding with a right shift (sign_term 0) */
-  AOT_K_RQ_HIGH = 1
+  AOT_K_RQ_HIGH = 1,
+  /* the high form with the output zero point folded into nudge_hi (zp << shift, built only
+   * when that cannot overflow the high word: shifts up to 22), so the value is the
+   * output before its clamp and SSAT alone gives an int8 one */
+  AOT_K_RQ_HIGH_ZP = 2
 };
+
+/* lo:hi += a * b, signed 32 x 32 -> 64 (one SMLAL on Armv7-M and later). GCC 12 turns the
+ * sign term's product into UMULL + MLA + ADDS + ADC (it knows one factor is 0 or 1), so on
+ * the M-profile cores the instruction is written out. */
+static inline __attribute__((always_inline)) void aot_k_smlal(uint32_t* lo, int32_t* hi,
+                                                              int32_t a, int32_t b) {
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
+  __asm__("smlal %0, %1, %2, %3" : "+r"(*lo), "+r"(*hi) : "r"(a), "r"(b));
+#else
+  const uint64_t sum = (((uint64_t)(uint32_t)*hi << 32) | *lo) + (uint64_t)((int64_t)a * b);
+  *lo = (uint32_t)sum;
+  *hi = (int32_t)(uint32_t)(sum >> 32);
+#endif
+}
 
 /* The high form: two SMLALs and one ASR, no branch. The sum stays below 2^63 in
  * magnitude (|acc * m| < 2^62, the nudge below 2^62), so nothing wraps. */
 static inline __attribute__((always_inline)) int32_t aot_k_rq_high(const struct aot_k_rq* r,
                                                                    int32_t acc) {
-  int64_t v = (int64_t)(((uint64_t)(uint32_t)r->nudge_hi << 32) | r->nudge_lo);
-  v += (int64_t)(int32_t)((uint32_t)acc >> 31) * r->sign_term;
-  v += (int64_t)acc * r->multiplier;
-  return (int32_t)(v >> 32) >> r->shift;
+  uint32_t lo = r->nudge_lo;
+  int32_t hi = r->nudge_hi;
+  aot_k_smlal(&lo, &hi, (int32_t)((uint32_t)acc >> 31), r->sign_term);
+  aot_k_smlal(&lo, &hi, acc, r->multiplier);
+  return hi >> r->shift;
 }
 
 /* Either form; rounding is the params' (0 double, 1 single), used by the general one. */
 static inline __attribute__((always_inline)) int32_t aot_k_rq_scale(const struct aot_k_rq* r,
                                                                     int32_t acc, int32_t form,
                                                                     int32_t rounding) {
-  if (form == AOT_K_RQ_HIGH) return aot_k_rq_high(r, acc);
+  if (form != AOT_K_RQ_GENERAL) return aot_k_rq_high(r, acc); /* HIGH_ZP: zp included */
   return aot_k_mbqm(acc, r->multiplier, r->shift, rounding);
 }
 
@@ -150,11 +169,12 @@ static inline __attribute__((always_inline)) int8_t aot_k_rq_out(int32_t value, 
   return (int8_t)v;
 }
 
-/* One output from a record in either form (the general one clamps before adding zp). */
+/* One output from a record in any form (the general one clamps before adding zp). */
 static inline __attribute__((always_inline)) int8_t aot_k_rq_apply(const struct aot_k_rq* r,
                                                                    int32_t acc, int32_t form,
                                                                    int32_t rounding, int32_t zp,
                                                                    int32_t lo, int32_t hi) {
+  if (form == AOT_K_RQ_HIGH_ZP) return aot_k_rq_out(aot_k_rq_high(r, acc), 0, lo, hi, 0);
   if (form == AOT_K_RQ_HIGH) return aot_k_rq_out(aot_k_rq_high(r, acc), zp, lo, hi, 0);
   return aot_k_requant(acc, r->multiplier, r->shift, rounding, zp, lo, hi);
 }
