@@ -48,6 +48,65 @@ static struct aot_k_out_q out_quant(const int32_t* records, int32_t form, int32_
   return q;
 }
 
+/* SMLAL, LDRD and SSAT are in every Armv7-M and later core (so the M3's scalar build too). */
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
+#define AOT_K_ARM_ASM 1
+#else
+#define AOT_K_ARM_ASM 0
+#endif
+
+/* Two outputs of one channel (two pixels' accumulators, replaced by their int8 values)
+ * from its record in the zero-point form: aot_k_rq_high then SSAT. Written out for the
+ * M-profile cores: GCC 12 loads every record word of a 2x2 block up front and spills
+ * them, about 24 instructions an output; this is 7 (two LDRD, one LDR per channel). */
+static inline __attribute__((always_inline)) void fast_pair(const struct aot_k_rq* r,
+                                                            int32_t* a, int32_t* b) {
+#if AOT_K_ARM_ASM
+  int32_t lo, hi, sh, sg, m;
+  __asm__(
+      "ldrd %[lo], %[hi], [%[r], #8]\n\t"
+      "ldrd %[sh], %[sg], [%[r], #16]\n\t"
+      "lsr %[m], %[a], #31\n\t"
+      "smlal %[lo], %[hi], %[m], %[sg]\n\t"
+      "ldr %[m], [%[r], #4]\n\t"
+      "smlal %[lo], %[hi], %[a], %[m]\n\t"
+      "asr %[a], %[hi], %[sh]\n\t"
+      "ssat %[a], #8, %[a]\n\t"
+      "ldrd %[lo], %[hi], [%[r], #8]\n\t"
+      "smlal %[lo], %[hi], %[b], %[m]\n\t"
+      "lsr %[m], %[b], #31\n\t"
+      "smlal %[lo], %[hi], %[m], %[sg]\n\t"
+      "asr %[b], %[hi], %[sh]\n\t"
+      "ssat %[b], #8, %[b]"
+      : [lo] "=&r"(lo), [hi] "=&r"(hi), [sh] "=&r"(sh), [sg] "=&r"(sg), [m] "=&r"(m),
+        [a] "+r"(*a), [b] "+r"(*b)
+      : [r] "r"(r), "m"(*r));
+#else
+  *a = aot_k_ssat8(aot_k_rq_high(r, *a));
+  *b = aot_k_ssat8(aot_k_rq_high(r, *b));
+#endif
+}
+
+/* A 2x2 block's outputs: channels r[0], r[1] of pixels out0, out1. All four are computed
+ * before any store: an int8 store may alias the records, which would be reloaded. */
+static inline __attribute__((always_inline)) void store_block(
+    const struct aot_k_out_q* q, const struct aot_k_rq* r, int32_t acc00, int32_t acc10,
+    int32_t acc01, int32_t acc11, int8_t* out0, int8_t* out1, const int32_t mode) {
+  if (mode == OUT_FAST) {
+    fast_pair(&r[0], &acc00, &acc10);
+    fast_pair(&r[1], &acc01, &acc11);
+  } else {
+    acc00 = out_q(q, &r[0], acc00, mode);
+    acc10 = out_q(q, &r[0], acc10, mode);
+    acc01 = out_q(q, &r[1], acc01, mode);
+    acc11 = out_q(q, &r[1], acc11, mode);
+  }
+  out0[0] = (int8_t)acc00;
+  out0[1] = (int8_t)acc01;
+  out1[0] = (int8_t)acc10;
+  out1[1] = (int8_t)acc11;
+}
+
 /* Calls body(..., mode) with mode a constant, so each mode gets its own inlined copy. */
 #define ROW_DISPATCH(body, q, ...)      \
   do {                                  \
@@ -235,14 +294,7 @@ static inline __attribute__((always_inline)) void row2_s8_body(
       acc01 += x0 * u1;
       acc11 += x1 * u1;
     }
-    /* All four before any store: an int8 store may alias the records, which would be
-     * reloaded after it. */
-    const int8_t o00 = out_q(q, &r[0], acc00, mode), o10 = out_q(q, &r[0], acc10, mode);
-    const int8_t o01 = out_q(q, &r[1], acc01, mode), o11 = out_q(q, &r[1], acc11, mode);
-    out0[c] = o00;
-    out0[c + 1] = o01;
-    out1[c] = o10;
-    out1[c + 1] = o11;
+    store_block(q, r, acc00, acc10, acc01, acc11, out0 + c, out1 + c, mode);
   }
   if (c < out_c) {
     const struct aot_k_rq* const r = q->rq + c;
@@ -300,14 +352,7 @@ static inline __attribute__((always_inline)) void rows_q15_body(
       acc01 += x0 * u1;
       acc11 += x1 * u1;
     }
-    /* All four before any store: an int8 store may alias the records, which would be
-     * reloaded after it. */
-    const int8_t o00 = out_q(q, &r[0], acc00, mode), o10 = out_q(q, &r[0], acc10, mode);
-    const int8_t o01 = out_q(q, &r[1], acc01, mode), o11 = out_q(q, &r[1], acc11, mode);
-    out0[c] = o00;
-    out0[c + 1] = o01;
-    out1[c] = o10;
-    out1[c + 1] = o11;
+    store_block(q, r, acc00, acc10, acc01, acc11, out0 + c, out1 + c, mode);
   }
   if (c < out_c) {
     const struct aot_k_rq* const r = q->rq + c;
