@@ -95,7 +95,10 @@ def prepare_conv(info: OperatorInfo) -> PreparedKernel:
     depth = int(np.prod(w.shape[1:]))
     sums = w.reshape(out_c, -1).astype(np.int64).sum(axis=1)
     if direct_conv(info):
-        bias, offset, scratch, path = folded_bias(info, sums), 0, 0, "1x1"
+        bias, offset, path = folded_bias(info, sums), 0, "1x1"
+        # in_c % 4 == 0: two pixels' rows sign-extended into the scratch, interleaved by
+        # groups of four, for the LDRD-fed loop (conv_dsp.c pair_q15); else read in place
+        scratch = 4 * depth if w.shape[3] % 4 == 0 else 0
     else:
         # im2col of two pixels as int16 with the offset added: 2 x K halfwords.
         bias, offset, scratch = plain_bias(info, sums), -int(info.params["input_zp"]), 4 * depth
