@@ -189,6 +189,56 @@ static void row1_s8(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
   ROW_DISPATCH(row1_s8_body, q, a, k, w, out_c, q, out);
 }
 
+/* row1_q4's MAC loop for K % 8 == 0 and 4-byte aligned rows, with the DSP extension: per
+ * eight depths one LDRD of the input, four of the channel quad's weights, 20 SXTB16 and
+ * 16 SMLAD, 43 instructions for 32 MACs (GCC 12's loop of the C below is 27 for 16). pa
+ * runs to end, pw moves on past the quad's weights. */
+static inline __attribute__((always_inline)) void mac_q4(const int8_t* pa, const int8_t* end,
+                                                         const int8_t** pw, int32_t* a0,
+                                                         int32_t* a1, int32_t* a2,
+                                                         int32_t* a3) {
+#if AOT_K_HAVE_DSP
+  int32_t x0, x1, xe, w0, w1, we;
+  /* channels c0, c1 then c2, c3 of one group of four depths of input x (xe: its even
+   * bytes, x its odd ones after the first SXTB16) */
+#define AOT_K_Q4_GROUP(x)                          \
+  "sxtb16 %[xe], %[" #x "]\n\t"                    \
+  "sxtb16 %[" #x "], %[" #x "], ror #8\n\t"        \
+  "ldrd %[w0], %[w1], [%[pw]], #8\n\t"             \
+  "sxtb16 %[we], %[w0]\n\t"                        \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"                \
+  "smlad %[a0], %[xe], %[we], %[a0]\n\t"           \
+  "smlad %[a0], %[" #x "], %[w0], %[a0]\n\t"       \
+  "sxtb16 %[we], %[w1]\n\t"                        \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"                \
+  "smlad %[a1], %[xe], %[we], %[a1]\n\t"           \
+  "smlad %[a1], %[" #x "], %[w1], %[a1]\n\t"       \
+  "ldrd %[w0], %[w1], [%[pw]], #8\n\t"             \
+  "sxtb16 %[we], %[w0]\n\t"                        \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"                \
+  "smlad %[a2], %[xe], %[we], %[a2]\n\t"           \
+  "smlad %[a2], %[" #x "], %[w0], %[a2]\n\t"       \
+  "sxtb16 %[we], %[w1]\n\t"                        \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"                \
+  "smlad %[a3], %[xe], %[we], %[a3]\n\t"           \
+  "smlad %[a3], %[" #x "], %[w1], %[a3]\n\t"
+  __asm__(
+      "1:\n\t"
+      "ldrd %[x0], %[x1], [%[pa]], #8\n\t"
+      AOT_K_Q4_GROUP(x0) AOT_K_Q4_GROUP(x1)
+      "cmp %[pa], %[end]\n\t"
+      "bne 1b"
+      : [x0] "=&r"(x0), [x1] "=&r"(x1), [xe] "=&r"(xe), [w0] "=&r"(w0), [w1] "=&r"(w1),
+        [we] "=&r"(we), [a0] "+r"(*a0), [a1] "+r"(*a1), [a2] "+r"(*a2), [a3] "+r"(*a3),
+        [pa] "+r"(pa), [pw] "+r"(*pw)
+      : [end] "r"(end)
+      : "memory", "cc");
+#undef AOT_K_Q4_GROUP
+#else
+  (void)pa, (void)end, (void)pw, (void)a0, (void)a1, (void)a2, (void)a3;
+#endif
+}
+
 /* A single int8 row (a batch-1 fully connected layer) times every weight row, four
  * channels at a time: each input word unpacked once serves four channels. The weights
  * come in channel quads (aot/kernels/dsp.py): per quad, each group of four weights of
@@ -200,6 +250,8 @@ static inline __attribute__((always_inline)) void row1_q4_body(
   const struct aot_k_out_q local = *q_in; /* int8 stores cannot alias a local copy */
   const struct aot_k_out_q* const q = &local;
   const int32_t k4 = k >> 2, tail = k - 4 * k4;
+  /* K % 8 == 0 and both rows 4-byte aligned: the LDRD-fed loop (mac_q4) */
+  const int32_t words = AOT_K_HAVE_DSP && (k & 7) == 0 && (((uintptr_t)a | (uintptr_t)w) & 3) == 0;
   int32_t c = 0;
   for (; c + 4 <= out_c; c += 4) {
     const struct aot_k_rq* const r = q->rq + c;
@@ -207,6 +259,10 @@ static inline __attribute__((always_inline)) void row1_q4_body(
     const int8_t* pa = a;
     const int8_t* const end = a + 4 * k4;
     int32_t acc0 = r[0].bias, acc1 = r[1].bias, acc2 = r[2].bias, acc3 = r[3].bias;
+    if (words) {
+      mac_q4(pa, end, &pw, &acc0, &acc1, &acc2, &acc3);
+      pa = end;
+    }
     while (pa != end) {
       const int32_t av = aot_k_load32(pa);
       pa += 4;
