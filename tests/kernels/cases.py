@@ -33,6 +33,9 @@ class Shape:
     dilation: tuple[int, int] = (1, 1)
     same: bool = True
     multiplier: int = 1
+    # weight scales near this one instead of 1e-3..0.05: far below (right shifts over 23,
+    # where the kernels cannot fold the output zero point) or above (left shifts)
+    weight_scale: float | None = None
 
 
 def _out(size: int, k: int, stride: int, dilation: int, same: bool) -> int:
@@ -98,7 +101,9 @@ def add_case(
     out_c = shape.out_c
     drawn = bool(rng.integers(0, 3))
     per_channel = drawn if per_channel is None else per_channel
-    w_scales = [_scale(rng, 1e-3, 0.05) for _ in range(out_c if per_channel else 1)]
+    lo, hi = (1e-3, 0.05) if shape.weight_scale is None else (0.8, 1.25)
+    scale = 1.0 if shape.weight_scale is None else shape.weight_scale
+    w_scales = [scale * _scale(rng, lo, hi) for _ in range(out_c if per_channel else 1)]
     bias_scales = [float(np.float32(in_scale) * np.float32(s)) for s in w_scales]
     if shape.kind == "FULLY_CONNECTED":
         x = b.add_input(f"{name}_x", (shape.batches, shape.in_c), "int8", in_scale, in_zp)

@@ -95,6 +95,30 @@ def test_depthwise_border_pixels_match_litert(isa: str, tmp_path: Path) -> None:
     check_cases(isa, BOARDS[isa], 5, tmp_path, shapes=BORDER_SHAPES)
 
 
+# The requantization records' forms through each kernel path (aot.kernels.quant,
+# conv_dsp.c): tiny weight scales give right shifts of 24-31 (records without the output
+# zero point folded in), large ones left shifts (the general form); 1x1 and 3x3 over
+# in_c % 4 == 0 (the interleaved LDRD loop), in_c % 4 != 0 (the in-place and plain im2col
+# loops), fully connected over K % 8 == 0 (the LDRD loop) and not, batches 1 and 2.
+REQUANT_FORM_SHAPES = tuple(
+    cases.Shape(kind, batches, h, w, in_c, out_c, k, weight_scale=scale)
+    for scale in (1e-7, 3.0)
+    for kind, batches, h, w, in_c, out_c, k in [
+        ("CONV_2D", 1, 5, 3, 16, 6, (1, 1)),
+        ("CONV_2D", 1, 4, 4, 17, 5, (1, 1)),
+        ("CONV_2D", 2, 5, 4, 8, 7, (3, 3)),
+        ("CONV_2D", 1, 4, 5, 5, 16, (3, 3)),
+        ("FULLY_CONNECTED", 1, 1, 1, 24, 9, (1, 1)),
+        ("FULLY_CONNECTED", 2, 1, 1, 13, 6, (1, 1)),
+    ]
+)
+
+
+@pytest.mark.parametrize("isa", ["dsp", "scalar"])
+def test_requantization_forms_match_litert(isa: str, tmp_path: Path) -> None:
+    check_cases(isa, BOARDS[isa], 7, tmp_path, shapes=REQUANT_FORM_SHAPES)
+
+
 @pytest.mark.parametrize("board", ["mps2_an500"])
 def test_dsp_kernels_on_other_cores(board: str, tmp_path: Path) -> None:
     check_cases("dsp", board, 23, tmp_path, count=4)
