@@ -428,9 +428,29 @@ static void rows_q15(const int16_t* b0, const int16_t* b1, int32_t k, const int8
 typedef int32_t aot_k_word __attribute__((__may_alias__));
 
 /* The MAC loop of pair_q15 over [px, end): per group of four depths both channels' weight
- * words, both pixels' column words, 8 SMLAD; px and pw move on. With the DSP extension
- * written out, so each pair of words is one post-indexed LDRD and the loop is 17
- * instructions for 16 MACs (GCC 12 made 21 of it, or 23 with the accumulators moved about). */
+ * words, both pixels' column words, 8 SMLAD; pw moves on. With the DSP extension written
+ * out, so each pair of words is one post-indexed LDRD: 15 instructions a group, two groups
+ * per loop (an odd first one on its own), so 16 for 16 MACs (GCC 12 made 21 of it, or 23
+ * with the accumulators moved about). */
+#if AOT_K_HAVE_DSP
+#define AOT_K_Q15_GROUP                                   \
+  "ldrd %[w0], %[w1], [%[pw]], #8\n\t"                    \
+  "ldrd %[xa], %[xb], [%[px]], #16\n\t"                   \
+  "sxtb16 %[we0], %[w0]\n\t"                              \
+  "sxtb16 %[we1], %[w1]\n\t"                              \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"                       \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"                       \
+  "smlad %[a00], %[xa], %[we0], %[a00]\n\t"               \
+  "smlad %[a01], %[xa], %[we1], %[a01]\n\t"               \
+  "smlad %[a00], %[xb], %[w0], %[a00]\n\t"                \
+  "smlad %[a01], %[xb], %[w1], %[a01]\n\t"                \
+  "ldrd %[xa], %[xb], [%[px], #-8]\n\t"                   \
+  "smlad %[a10], %[xa], %[we0], %[a10]\n\t"               \
+  "smlad %[a11], %[xa], %[we1], %[a11]\n\t"               \
+  "smlad %[a10], %[xb], %[w0], %[a10]\n\t"                \
+  "smlad %[a11], %[xb], %[w1], %[a11]\n\t"
+#endif
+
 static inline __attribute__((always_inline)) void mac_q15(const aot_k_word* px,
                                                           const aot_k_word* end,
                                                           const aot_k_word** pw, int32_t* a00,
@@ -438,29 +458,23 @@ static inline __attribute__((always_inline)) void mac_q15(const aot_k_word* px,
                                                           int32_t* a11) {
 #if AOT_K_HAVE_DSP
   int32_t w0, w1, we0, we1, xa, xb;
+  /* an odd number of groups: the first one before the loop (px moves 4 words a group) */
+  const int32_t odd = (int32_t)((end - px) >> 2) & 1;
   __asm__(
-      "1:\n\t"
-      "ldrd %[w0], %[w1], [%[pw]], #8\n\t"
-      "ldrd %[xa], %[xb], [%[px]], #16\n\t"
-      "sxtb16 %[we0], %[w0]\n\t"
-      "sxtb16 %[we1], %[w1]\n\t"
-      "sxtb16 %[w0], %[w0], ror #8\n\t"
-      "sxtb16 %[w1], %[w1], ror #8\n\t"
-      "smlad %[a00], %[xa], %[we0], %[a00]\n\t"
-      "smlad %[a01], %[xa], %[we1], %[a01]\n\t"
-      "smlad %[a00], %[xb], %[w0], %[a00]\n\t"
-      "smlad %[a01], %[xb], %[w1], %[a01]\n\t"
-      "ldrd %[xa], %[xb], [%[px], #-8]\n\t"
-      "smlad %[a10], %[xa], %[we0], %[a10]\n\t"
-      "smlad %[a11], %[xa], %[we1], %[a11]\n\t"
-      "smlad %[a10], %[xb], %[w0], %[a10]\n\t"
-      "smlad %[a11], %[xb], %[w1], %[a11]\n\t"
+      "cbz %[odd], 2f\n\t"
+      AOT_K_Q15_GROUP
       "cmp %[px], %[end]\n\t"
-      "bne 1b"
+      "beq 3f\n"
+      "2:\n\t"
+      AOT_K_Q15_GROUP
+      AOT_K_Q15_GROUP
+      "cmp %[px], %[end]\n\t"
+      "bne 2b\n"
+      "3:"
       : [w0] "=&r"(w0), [w1] "=&r"(w1), [we0] "=&r"(we0), [we1] "=&r"(we1), [xa] "=&r"(xa),
         [xb] "=&r"(xb), [a00] "+r"(*a00), [a01] "+r"(*a01), [a10] "+r"(*a10),
         [a11] "+r"(*a11), [px] "+r"(px), [pw] "+r"(*pw)
-      : [end] "r"(end)
+      : [end] "r"(end), [odd] "l"(odd)
       : "memory", "cc");
 #else
   const aot_k_word* w = *pw;
