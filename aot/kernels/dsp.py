@@ -62,6 +62,10 @@ def _weights(rows: np.ndarray, size: int = 2) -> BackendConstant:
 # for all channels, but 6.93 vs 10.22 per channel (TVM then reads the tables per output).
 MIN_DIRECT_DEPTH = 16  # 1x1 with per-tensor requantization: K = in_c
 MIN_IM2COL_CHANNELS = 16  # im2col with in_c % 4 != 0 (RGB 3x3 to 8: 6.25 vs 5.51)
+# ... unless in_c % 4 == 0, which takes the interleaved LDRD-fed loop (pair_q15): per-tensor
+# 1x1 48x48 from 8 channels to 16 5.26 vs TVM's 5.89 even with a narrow activation range
+# (OUT_ANY); from 4 channels 9.45 vs 8.69, so that one stays on TVM
+MIN_INTERLEAVED_DIRECT_DEPTH = 8
 
 
 def takes_conv(info: OperatorInfo) -> bool:
@@ -71,7 +75,8 @@ def takes_conv(info: OperatorInfo) -> bool:
     if direct_conv(info):
         multiplier, shift = requant(info, w.shape[0])
         per_tensor = len(set(multiplier.tolist())) == 1 and len(set(shift.tolist())) == 1
-        return w.shape[3] >= MIN_DIRECT_DEPTH or not per_tensor
+        interleaved = w.shape[3] % 4 == 0 and w.shape[3] >= MIN_INTERLEAVED_DIRECT_DEPTH
+        return w.shape[3] >= MIN_DIRECT_DEPTH or not per_tensor or interleaved
     return w.shape[3] % 4 == 0 or w.shape[0] >= MIN_IM2COL_CHANNELS
 
 

@@ -105,6 +105,7 @@ REQUANT_FORM_SHAPES = tuple(
     for scale in (1e-7, 3.0)
     for kind, batches, h, w, in_c, out_c, k in [
         ("CONV_2D", 1, 5, 3, 16, 6, (1, 1)),
+        ("CONV_2D", 1, 6, 5, 8, 16, (1, 1)),  # K = 8: per tensor too since the LDRD loop
         ("CONV_2D", 1, 4, 4, 17, 5, (1, 1)),
         ("CONV_2D", 2, 5, 4, 8, 7, (3, 3)),
         ("CONV_2D", 1, 4, 5, 5, 16, (3, 3)),
