@@ -20,7 +20,40 @@ def _is_integer_model(tflite_file: object) -> bool:
     specs = (*tflite_file.inputs, *tflite_file.outputs)  # type: ignore[attr-defined]
     quantized = [s.quantization is not None and s.dtype in ("int8", "int16") for s in specs]
     indices = [s.quantization is None and s.dtype in ("int32", "int64") for s in specs]
-    return any(quantized) and all(q or i for q, i in zip(quantized, indices))
+    if any(quantized) and all(q or i for q, i in zip(quantized, indices)):
+        return True
+    return _quantized_between_float_boundaries(tflite_file)
+
+
+def _quantized_between_float_boundaries(tflite_file: object) -> bool:
+    """The converter's default for an integer model keeps float32 inputs and outputs: each
+    float32 input feeds only QUANTIZE operators and each float32 output is a DEQUANTIZE's
+    result, so everything between them is integer (the int8 importer takes both)."""
+    subgraph = tflite_file.model.Subgraphs(0)  # type: ignore[attr-defined]
+    names = tflite_file.operators  # type: ignore[attr-defined]
+    boundary = {int(i) for i in subgraph.InputsAsNumpy()} | {
+        int(i) for i in subgraph.OutputsAsNumpy()
+    }
+    specs = dict(
+        zip(
+            [*map(int, subgraph.InputsAsNumpy()), *map(int, subgraph.OutputsAsNumpy())],
+            [*tflite_file.inputs, *tflite_file.outputs],  # type: ignore[attr-defined]
+        )
+    )
+    floats = {i for i in boundary if specs[i].dtype == "float32"}
+    integer = {"int8", "int16", "int32", "int64"}
+    if not floats or any(specs[i].dtype not in integer for i in boundary - floats):
+        return False
+    inputs = {int(i) for i in subgraph.InputsAsNumpy()}
+    for index, name in enumerate(names):
+        op = subgraph.Operators(index)
+        reads = {int(i) for i in op.InputsAsNumpy()} if op.InputsLength() else set()
+        writes = {int(i) for i in op.OutputsAsNumpy()} if op.OutputsLength() else set()
+        if reads & inputs & floats and name != "QUANTIZE":
+            return False
+        if writes & floats and name != "DEQUANTIZE":
+            return False
+    return "QUANTIZE" in names
 
 
 def _is_integer_onnx(path: str) -> bool:

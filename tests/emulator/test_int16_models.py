@@ -45,10 +45,8 @@ def _assert_bit_exact_on_the_m4(
 def test_int16_activations_model_on_the_m4(tmp_path: Path) -> None:
     rng = np.random.default_rng(31)
     batches = [[random_input(rng, (2, 3, 8), t) for t in ("float32", "int16")] for _ in range(10)]
-    # float32 at the boundary: --frontend auto would take the float Relax frontend.
-    _assert_bit_exact_on_the_m4(
-        tmp_path, int16_activations_model(), batches, "--frontend", "tflite-int8"
-    )
+    # float32 at the boundary (QUANTIZE/DEQUANTIZE): --frontend auto takes the int8 importer.
+    _assert_bit_exact_on_the_m4(tmp_path, int16_activations_model(), batches)
 
 
 def test_int16_pooling_model_on_the_m4(tmp_path: Path) -> None:

@@ -110,3 +110,34 @@ def test_supported_list_matches_docs() -> None:
     docs = (Path(__file__).parents[2] / "docs" / "int8.md").read_text()
     for name in SUPPORTED_OPERATORS:
         assert f"`{name}`" in docs, f"{name} is missing from docs/int8.md"
+
+
+def _float_boundary_model(last: str) -> bytes:
+    """float32 -> QUANTIZE -> FULLY_CONNECTED -> ``last``: the converter's default form of
+    an integer model (float32 inputs and outputs)."""
+    rng = np.random.default_rng(1)
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 16), "float32")
+    q = b.add_tensor("q", (1, 16), "int8", scale=0.05, zero_point=-3)
+    b.add_operator("QUANTIZE", inputs=[x], outputs=[q])
+    w = b.add_constant(
+        "w", rng.integers(-127, 128, (8, 16), dtype=np.int8), scale=0.02, zero_point=0
+    )
+    y = b.add_tensor("y", (1, 8), "int8", scale=0.1, zero_point=3)
+    b.add_operator("FULLY_CONNECTED", inputs=[q, w, -1], outputs=[y])
+    out = b.add_tensor("out", (1, 8), "float32")
+    b.add_operator(last, inputs=[y], outputs=[out])
+    b.mark_output(out)
+    return b.build()
+
+
+@pytest.mark.parametrize(("last", "frontend"), [("DEQUANTIZE", "aot-tflite-int8"),
+                                               ("LOGISTIC", "relax-tflite")])  # fmt: skip
+def test_auto_takes_an_integer_model_with_float_boundaries(tmp_path, last, frontend) -> None:
+    from aot.frontend import import_model
+
+    path = tmp_path / "float_io.tflite"
+    path.write_bytes(_float_boundary_model(last))
+    # With a float operator writing the output the model is not integer inside: the float
+    # frontend keeps it.
+    assert import_model(str(path)).frontend == frontend
