@@ -477,13 +477,21 @@ class TFLiteModelBuilder:
             for op in graph._operators:
                 if (op.name, op.version) not in codes:
                     codes.append((op.name, op.version))
-        subgraphs = []
+        # Every graph's tensors and operators, then the operator codes, then the subgraph
+        # tables: for one subgraph the order the builder always wrote, so files it made
+        # before (examples/) come out byte for byte the same.
+        contents = []
         first_buffer = 1
-        for number, graph in enumerate(graphs):
-            name = "main" if number == 0 else f"subgraph_{number}"
-            subgraphs.append(graph._write_subgraph(fbb, codes, first_buffer, name, strip_strings))
+        for graph in graphs:
+            contents.append(graph._write_contents(fbb, codes, first_buffer, strip_strings))
             first_buffer += len(graph._tensors)
         operator_codes = [self._write_operator_code(fbb, name, version) for name, version in codes]
+        subgraphs = [
+            graph._write_subgraph(
+                fbb, *written, "main" if number == 0 else f"subgraph_{number}", strip_strings
+            )
+            for number, (graph, written) in enumerate(zip(graphs, contents))
+        ]
 
         m_codes = _offset_vector(fbb, _fb_model.ModelStartOperatorCodesVector, operator_codes)
         m_subgraphs = _offset_vector(fbb, _fb_model.ModelStartSubgraphsVector, subgraphs)
@@ -500,14 +508,13 @@ class TFLiteModelBuilder:
         fbb.Finish(model, file_identifier=_FILE_IDENTIFIER)
         return bytes(fbb.Output())
 
-    def _write_subgraph(
+    def _write_contents(
         self,
         fbb: flatbuffers.Builder,
         codes: list[tuple[str, int]],
         first_buffer: int,
-        name: str,
         strip_strings: bool,
-    ) -> int:
+    ) -> tuple[list[int], list[int]]:
         tensors = [
             self._write_tensor(fbb, t, first_buffer + i, strip_strings)
             for i, t in enumerate(self._tensors)
@@ -516,6 +523,16 @@ class TFLiteModelBuilder:
             self._write_operator(fbb, op, codes.index((op.name, op.version)))
             for op in self._operators
         ]
+        return tensors, operators
+
+    def _write_subgraph(
+        self,
+        fbb: flatbuffers.Builder,
+        tensors: list[int],
+        operators: list[int],
+        name: str,
+        strip_strings: bool,
+    ) -> int:
         sg_tensors = _offset_vector(fbb, _fb_subgraph.SubGraphStartTensorsVector, tensors)
         sg_inputs = _int32_vector(fbb, self._inputs)
         sg_outputs = _int32_vector(fbb, self._outputs)
