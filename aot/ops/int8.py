@@ -312,6 +312,22 @@ def _broadcast_index(idx: Sequence[Expr], shape: Sequence[int], out_rank: int) -
     )
 
 
+def broadcast_load(t: te.Tensor, idx: Sequence[Expr]) -> Expr:
+    """``t`` at output index ``idx`` under numpy broadcasting (size-1 dims read index 0)."""
+    return t[_broadcast_index(idx, _shape(t), len(idx))]
+
+
+def scaled_input(
+    t: te.Tensor, idx: Sequence[Expr], offset: int, left_shift: int, multiplier: int, shift: int
+) -> Expr:
+    """The input stage of TFLite's quantized ADD, SUB, SQUARED_DIFFERENCE and ADD_N: the
+    broadcast int8 value plus its offset, shifted left (wrapping, as the int32 C code) and
+    scaled to the common scale by a multiplier smaller than one."""
+    value = broadcast_load(t, idx).astype("int32") + c32(offset)
+    shifted = wrapping_shift_left_expr(value, left_shift)
+    return multiply_by_quantized_multiplier_smaller_than_one_expr(shifted, multiplier, shift)
+
+
 def add(
     lhs: te.Tensor,
     rhs: te.Tensor,
@@ -331,17 +347,11 @@ def add(
     act_max: int,
 ) -> te.Tensor:
     """TFLite ``reference_integer_ops::AddFunc`` with numpy broadcasting."""
-    rank = len(out_shape)
-
-    def scaled(t: te.Tensor, idx: Sequence[Expr], offset: int, mult: int, sh: int) -> Expr:
-        value = t[_broadcast_index(idx, _shape(t), rank)].astype("int32") + c32(offset)
-        shifted = wrapping_shift_left_expr(value, left_shift)
-        return multiply_by_quantized_multiplier_smaller_than_one_expr(shifted, mult, sh)
 
     def body(*idx: Expr) -> Expr:
-        raw_sum = scaled(lhs, idx, lhs_offset, lhs_multiplier, lhs_shift) + scaled(
-            rhs, idx, rhs_offset, rhs_multiplier, rhs_shift
-        )
+        raw_sum = scaled_input(
+            lhs, idx, lhs_offset, left_shift, lhs_multiplier, lhs_shift
+        ) + scaled_input(rhs, idx, rhs_offset, left_shift, rhs_multiplier, rhs_shift)
         out = multiply_by_quantized_multiplier_smaller_than_one_expr(
             raw_sum, output_multiplier, output_shift
         ) + c32(output_zp)
@@ -364,11 +374,10 @@ def mul(
     act_max: int,
 ) -> te.Tensor:
     """TFLite ``reference_integer_ops::MulElementwise`` with numpy broadcasting."""
-    rank = len(out_shape)
 
     def body(*idx: Expr) -> Expr:
-        a = lhs[_broadcast_index(idx, _shape(lhs), rank)].astype("int32") + c32(lhs_offset)
-        b = rhs[_broadcast_index(idx, _shape(rhs), rank)].astype("int32") + c32(rhs_offset)
+        a = broadcast_load(lhs, idx).astype("int32") + c32(lhs_offset)
+        b = broadcast_load(rhs, idx).astype("int32") + c32(rhs_offset)
         return _requantize_clamp(
             a * b, output_multiplier, output_shift, output_zp, act_min, act_max
         )

@@ -18,9 +18,8 @@ from aot.ops.fixedpoint import (
     clamp_expr,
     multiply_by_quantized_multiplier_expr,
     multiply_by_quantized_multiplier_smaller_than_one_expr,
-    wrapping_shift_left_expr,
 )
-from aot.ops.int8 import BROADCAST, ELEMWISE, INJECTIVE
+from aot.ops.int8 import BROADCAST, ELEMWISE, INJECTIVE, broadcast_load, scaled_input
 
 Expr = Any
 
@@ -29,16 +28,8 @@ def _shape(t: te.Tensor) -> tuple[int, ...]:
     return tuple(int(d) for d in t.shape)
 
 
-def _broadcast_load(t: te.Tensor, idx: Sequence[Expr]) -> Expr:
-    """``t`` at output index ``idx`` under numpy broadcasting (size-1 dims read index 0)."""
-    shape = _shape(t)
-    offset = len(idx) - len(shape)
-    return t[
-        tuple(
-            tirx.const(0, str(idx[offset + i].ty)) if d == 1 else idx[offset + i]
-            for i, d in enumerate(shape)
-        )
-    ]
+# The name int8_logic (and branches written against this module) import.
+_broadcast_load = broadcast_load
 
 
 def _offset_clamp(value: Expr, zero_point: int, lo: int = -128, hi: int = 127) -> Expr:
@@ -68,15 +59,10 @@ def sub(
 ) -> te.Tensor:
     """TFLite ``reference_ops::BroadcastQuantSubSlow``: ADD's arithmetic with a minus."""
 
-    def scaled(t: te.Tensor, idx: Sequence[Expr], offset: int, mult: int, sh: int) -> Expr:
-        value = _broadcast_load(t, idx).astype("int32") + c32(offset)
-        shifted = wrapping_shift_left_expr(value, left_shift)
-        return multiply_by_quantized_multiplier_smaller_than_one_expr(shifted, mult, sh)
-
     def body(*idx: Expr) -> Expr:
-        raw = scaled(lhs, idx, lhs_offset, lhs_multiplier, lhs_shift) - scaled(
-            rhs, idx, rhs_offset, rhs_multiplier, rhs_shift
-        )
+        raw = scaled_input(
+            lhs, idx, lhs_offset, left_shift, lhs_multiplier, lhs_shift
+        ) - scaled_input(rhs, idx, rhs_offset, left_shift, rhs_multiplier, rhs_shift)
         out = multiply_by_quantized_multiplier_smaller_than_one_expr(
             raw, output_multiplier, output_shift
         ) + c32(output_zp)
@@ -103,17 +89,11 @@ def squared_difference(
 ) -> te.Tensor:
     """TFLite ``squared_difference::SquaredDifference`` (int8): both inputs scaled to a
     common scale after a left shift of 7, the difference squared (< 2**30), requantized."""
-
-    def scaled(t: te.Tensor, idx: Sequence[Expr], offset: int, mult: int, sh: int) -> Expr:
-        value = _broadcast_load(t, idx).astype("int32") + c32(offset)
-        shifted = wrapping_shift_left_expr(value, left_shift)
-        return multiply_by_quantized_multiplier_smaller_than_one_expr(shifted, mult, sh)
-
     diff = te.compute(
         tuple(out_shape),
         lambda *idx: (
-            scaled(lhs, idx, lhs_offset, lhs_multiplier, lhs_shift)
-            - scaled(rhs, idx, rhs_offset, rhs_multiplier, rhs_shift)
+            scaled_input(lhs, idx, lhs_offset, left_shift, lhs_multiplier, lhs_shift)
+            - scaled_input(rhs, idx, rhs_offset, left_shift, rhs_multiplier, rhs_shift)
         ),
         name="raw_diff",
         tag=BROADCAST,
@@ -136,7 +116,7 @@ def maximum_minimum(
     pick = tirx.max if is_max else tirx.min
     return te.compute(
         tuple(out_shape),
-        lambda *idx: pick(_broadcast_load(lhs, idx), _broadcast_load(rhs, idx)),
+        lambda *idx: pick(broadcast_load(lhs, idx), broadcast_load(rhs, idx)),
         name="maximum" if is_max else "minimum",
         tag=BROADCAST,
     )
@@ -182,8 +162,8 @@ def prelu(
     """TFLite ``reference_ops::BroadcastPrelu4DSlow``: x * alpha (requantized) for x < 0."""
 
     def body(*idx: Expr) -> Expr:
-        value = _broadcast_load(data, idx).astype("int32") + c32(input_offset)
-        slope = _broadcast_load(alpha, idx).astype("int32") + c32(alpha_offset)
+        value = broadcast_load(data, idx).astype("int32") + c32(input_offset)
+        slope = broadcast_load(alpha, idx).astype("int32") + c32(alpha_offset)
         scaled = tirx.Select(
             value >= c32(0),
             multiply_by_quantized_multiplier_expr(value, positive_multiplier, positive_shift),
