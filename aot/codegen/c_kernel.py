@@ -218,6 +218,11 @@ class KernelEmitter:
         if scratch:
             signature_parts.append("uint8_t* restrict scratch")
         signature = f"void {self.symbol}({', '.join(signature_parts) or 'void'})"
+        # A kernel may take an input only for its shape (ZEROS_LIKE): say so to the compiler,
+        # which builds with -Werror=unused-parameter.
+        body_text = "\n".join(body_lines)
+        unused = [p.name for p in params if not re.search(rf"\b{re.escape(p.name)}\b", body_text)]
+        body_lines = [f"  (void){name};" for name in unused] + body_lines
         source = "\n".join([signature + " {", *body_lines, "}", ""])
         return EmittedKernel(
             name=self.symbol,

@@ -374,6 +374,43 @@ INT8_OPERATORS.update(
     }
 )
 
+# Issue 13: ADD_N, DIV, ELU, CAST, ZEROS_LIKE, FILL, REDUCE_ALL
+# (aot/frontend/tflite_int8/division_cast_fill.py), kept apart from the tables above so that
+# parallel additions do not collide.
+INT8_OPERATORS.update(
+    {
+        "ADD_N": (
+            "int8 (all inputs with one scale and zero point, as TFLite Micro; LiteRT has no "
+            "int8 ADD_N) or int32",
+            "any rank, equal shapes (no broadcasting); int8: at most 15 inputs, the output "
+            "multiplier below 1 (output scale > input scale / 2**19)",
+        ),
+        "CAST": (
+            "int8, int16, int32 or bool -> int8, int16 or int32 (the stored values; "
+            "quantization ignored)",
+            "any rank; narrowing keeps the low bits (two's complement)",
+        ),
+        "DIV": (
+            "int8, all per-tensor; or int32 without quantization",
+            f"any rank, numpy broadcasting; {_FUSED}; int8: the output multiplier (scale 1 / "
+            "(scale 2 x output scale)) between 2**-25 and 2**22; a divisor at its zero point "
+            "(int8) or 0 (int32) is undefined in TFLite (LiteRT refuses it at run time) and "
+            "gives a defined value (docs/int8.md)",
+        ),
+        "ELU": (_INT8, "any rank; 256-entry table (as TFLite Micro's and LiteRT's kernels)"),
+        "FILL": (
+            "int8 (the value quantized as the output) or int32",
+            "constant dims (int32 or int64) equal to the output shape; a scalar value, "
+            "constant or computed",
+        ),
+        "REDUCE_ALL": ("bool", "any rank; constant axes (negative allowed); keep_dims honoured"),
+        "ZEROS_LIKE": (
+            "int8 (TFLite Micro; LiteRT has no int8 ZEROS_LIKE) or int32",
+            "any rank; stores 0 (not the zero point), as TFLite Micro",
+        ),
+    }
+)
+
 INT8_SUMMARY = (
     "aot's own integer importer, picked by `--frontend auto` when every model input and "
     "output is quantized. It follows TFLite's reference integer kernels bit for bit (see "

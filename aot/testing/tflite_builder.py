@@ -231,6 +231,21 @@ OPERATORS.update(
     }
 )
 
+# ADD_N, DIV, ELU, CAST, ZEROS_LIKE, FILL, REDUCE_ALL (issue 13) and the float-only
+# FLOOR_DIV and FLOOR_MOD, kept apart from the tables above so that parallel additions do
+# not collide.
+OPERATORS.update(
+    {
+        "ADD_N": OperatorSpec("AddNOptions"),
+        "ELU": OperatorSpec(None),
+        "ZEROS_LIKE": OperatorSpec("ZerosLikeOptions"),
+        "FILL": OperatorSpec("FillOptions"),
+        "REDUCE_ALL": OperatorSpec("ReducerOptions"),
+        "FLOOR_DIV": OperatorSpec("FloorDivOptions"),
+        "FLOOR_MOD": OperatorSpec("FloorModOptions"),
+    }
+)
+
 
 @dataclass
 class _Tensor:

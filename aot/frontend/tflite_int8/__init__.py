@@ -9,6 +9,7 @@ before anything reads the table.
 
 from aot.frontend.tflite_int8 import (  # noqa: F401  (imported to register their handlers)
     arithmetic,
+    division_cast_fill,
     elementwise,
     indexing,
     int16,

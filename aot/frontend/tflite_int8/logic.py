@@ -32,12 +32,17 @@ from aot.ops.int8_logic import COMPARISONS, LOGICAL
 # take float32, and LiteRT's reference kernels either take float32 only (FLOOR, SIN, COS,
 # SQUARE, L2_POOL_2D) or are not built into BUILTIN_REF at all (CEIL, ROUND). LiteRT has
 # an int8 table for LOG, TFLite Micro does not, so an int8 LOG would not run on a device.
-FLOAT_ONLY = ("CEIL", "COS", "FLOOR", "L2_POOL_2D", "LOG", "ROUND", "SIN", "SQUARE")
-for _name in FLOAT_ONLY:
-    UNSUPPORTED_REASONS[_name] = (
+# TFLite Micro's SQRT (IsNumericSupportedType), FLOOR_DIV and FLOOR_MOD take float32 only.
+FLOAT_ONLY = (
+    "CEIL", "COS", "FLOOR", "FLOOR_DIV", "FLOOR_MOD", "L2_POOL_2D", "LOG", "ROUND", "SIN",
+    "SQRT", "SQUARE",
+)  # fmt: skip
+for _name in FLOAT_ONLY:  # SQRT keeps the importer's own wording
+    UNSUPPORTED_REASONS.setdefault(
+        _name,
         "a float operator (TFLite Micro runs it in float32 only, so an int8 model cannot "
         "contain it); import the float model with the float frontend (--frontend "
-        "relax-tflite)"
+        "relax-tflite)",
     )
 
 

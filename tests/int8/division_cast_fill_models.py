@@ -1,0 +1,144 @@
+"""Test models for ADD_N, DIV, ELU, CAST, ZEROS_LIKE, FILL and REDUCE_ALL (issue 13), written
+with aot.testing.tflite_builder, and an independent transcription of TFLite Micro's int8
+ADD_N (LiteRT has no int8 ADD_N to compare with); shared by the host and emulator tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from aot.ops import fixedpoint as fp
+from aot.testing.tflite_builder import TFLiteModelBuilder
+from tests.int8.math_models import f32
+from tests.int8.test_fixedpoint import ref_rdbpot, ref_srdhm
+
+ADD_N_LEFT_SHIFT = 20
+
+
+def add_n_reference(
+    inputs: Sequence[np.ndarray], scale: float, zero_point: int, out_scale: float, out_zp: int
+) -> np.ndarray:
+    """``reference_ops::AddN`` (quantized) as TFLite Micro's add_n.cc prepares it, element by
+    element in Python integers."""
+    twice_max = 2 * scale
+    m_in, s_in = fp.quantize_multiplier_smaller_than_one(scale / twice_max)
+    m_out, s_out = fp.quantize_multiplier_smaller_than_one(
+        twice_max / ((1 << ADD_N_LEFT_SHIFT) * out_scale)
+    )
+    flat = [x.reshape(-1).astype(np.int64) for x in inputs]
+    out = np.empty(flat[0].size, np.int8)
+    for i in range(out.size):
+        total = 0
+        for x in flat:
+            shifted = (int(x[i]) - zero_point) * (1 << ADD_N_LEFT_SHIFT)
+            total += ref_rdbpot(ref_srdhm(shifted, m_in), -s_in)
+        value = ref_rdbpot(ref_srdhm(total, m_out), -s_out) + out_zp
+        out[i] = min(max(value, -128), 127)
+    return out.reshape(inputs[0].shape)
+
+
+def run_litert_builtin(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run ``model`` with LiteRT's builtin kernels, without the default XNNPACK delegate
+    (whose int8 ELU rounds ties differently): ELU is registered there, not in BUILTIN_REF
+    (its DIV agrees with the reference one: test_div_int8_every_pair_of_values)."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    interpreter = Interpreter(
+        model_content=model,
+        experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+    )
+    interpreter.allocate_tensors()
+    for detail, value in zip(interpreter.get_input_details(), inputs, strict=True):
+        interpreter.set_tensor(detail["index"], value)
+    interpreter.invoke()
+    return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
+
+
+def divisors_avoiding(values: np.ndarray, zero_point: int) -> np.ndarray:
+    """``values`` with the zero point moved by one: LiteRT refuses a divisor at zero."""
+    moved = zero_point + 1 if zero_point < 127 else zero_point - 1
+    return np.where(values == zero_point, moved, values).astype(values.dtype)
+
+
+def litert_model() -> bytes:
+    """DIV (int8, broadcast), ELU, CAST int8 -> int32, DIV int32 by a constant, ADD_N int32
+    (with ZEROS_LIKE), CAST int32 -> int8 (wrapping) and int16, FILL int8 of a computed
+    scalar, REDUCE_ALL and CAST bool -> int32:
+    every operator of the family in dtypes LiteRT's kernels run."""
+    b = TFLiteModelBuilder()
+    shape = (2, 3, 8)
+    x = b.add_input("x", shape, "int8", scale=f32(0.05), zero_point=-3)
+    y = b.add_input("y", (1, 1, 8), "int8", scale=f32(0.04), zero_point=5)
+    n = b.add_input("n", shape, "int32")
+    q = b.add_tensor("quotient", shape, "int8", scale=f32(0.12), zero_point=10)
+    b.add_operator("DIV", [x, y], [q])
+    e = b.add_tensor("elu", shape, "int8", scale=f32(0.08), zero_point=-40)
+    b.add_operator("ELU", [q], [e])
+    wide = b.add_tensor("elu_int32", shape, "int32")
+    b.add_operator("CAST", [e], [wide], {"in_data_type": "INT8", "out_data_type": "INT32"})
+    k = b.add_constant("k", np.array([[[-7, -3, -1, 1, 2, 5, 9, 100]]], np.int32))
+    d = b.add_tensor("n_over_k", shape, "int32")
+    b.add_operator("DIV", [n, k], [d])
+    zeros = b.add_tensor("zeros", shape, "int32")
+    b.add_operator("ZEROS_LIKE", [n], [zeros])
+    total = b.add_tensor("total", shape, "int32")
+    b.add_operator("ADD_N", [wide, d, n, zeros], [total])
+    narrow = b.add_tensor("total_int8", shape, "int8")
+    b.add_operator("CAST", [total], [narrow], {"in_data_type": "INT32", "out_data_type": "INT8"})
+    half = b.add_tensor("total_int16", shape, "int16")
+    b.add_operator("CAST", [total], [half], {"in_data_type": "INT32", "out_data_type": "INT16"})
+    # FILL's value computed (a constant one would fold into a constant output): max(x).
+    all_axes = b.add_constant("all_axes", np.array([0, 1, 2], np.int32))
+    largest = b.add_tensor("largest", (), "int8", scale=f32(0.05), zero_point=-3)
+    b.add_operator("REDUCE_MAX", [x, all_axes], [largest], {"keep_dims": False})
+    dims = b.add_constant("dims", np.array([2, 4], np.int32))
+    filled = b.add_tensor("filled", (2, 4), "int8", scale=f32(0.05), zero_point=-3)
+    b.add_operator("FILL", [dims, largest], [filled])
+    # bool tensors cannot cross the model boundary: the flags come from a comparison, and
+    # REDUCE_ALL's result leaves through a CAST.
+    limit = b.add_constant("limit", np.array([1 << 29], np.int32))
+    flags = b.add_tensor("flags", shape, "bool")
+    b.add_operator("LESS", [n, limit], [flags])
+    axis = b.add_constant("axis", np.array([2], np.int32))
+    every = b.add_tensor("all", (2, 3), "bool")
+    b.add_operator("REDUCE_ALL", [flags, axis], [every], {"keep_dims": False})
+    every_int = b.add_tensor("all_int32", (2, 3), "int32")
+    b.add_operator("CAST", [every], [every_int], {"in_data_type": "BOOL", "out_data_type": "INT32"})
+    for out in (e, narrow, half, filled, every_int):
+        b.mark_output(out)
+    return b.build()
+
+
+def litert_model_inputs(rng: np.random.Generator) -> list[np.ndarray]:
+    shape = (2, 3, 8)
+    y = divisors_avoiding(rng.integers(-128, 128, (1, 1, 8), dtype=np.int8), 5)
+    n = rng.integers(-(1 << 31), 1 << 31, shape, dtype=np.int64).astype(np.int32) // 2
+    n[0, 1] //= 4  # a row below the limit everywhere, so REDUCE_ALL is true somewhere
+    return [rng.integers(-128, 128, shape, dtype=np.int8), y, n]
+
+
+ADD_N_QUANT = (f32(0.03), -20)
+ADD_N_OUT_QUANT = (f32(0.07), 9)
+
+
+def tflm_dtypes_model() -> bytes:
+    """The dtypes TFLite Micro runs and LiteRT does not: ADD_N int8 of three inputs (one
+    twice) and ZEROS_LIKE int8."""
+    b = TFLiteModelBuilder()
+    shape = (4, 10)
+    scale, zp = ADD_N_QUANT
+    x = b.add_input("x", shape, "int8", scale=scale, zero_point=zp)
+    w = b.add_input("w", shape, "int8", scale=scale, zero_point=zp)
+    total = b.add_tensor("total", shape, "int8", scale=ADD_N_OUT_QUANT[0], zero_point=9)
+    b.add_operator("ADD_N", [x, w, x], [total])
+    zeros = b.add_tensor("zeros", shape, "int8", scale=scale, zero_point=zp)
+    b.add_operator("ZEROS_LIKE", [w], [zeros])
+    b.mark_output(total)
+    b.mark_output(zeros)
+    return b.build()
+
+
+def tflm_dtypes_expected(x: np.ndarray, w: np.ndarray) -> list[np.ndarray]:
+    total = add_n_reference([x, w, x], *ADD_N_QUANT, *ADD_N_OUT_QUANT)
+    return [total, np.zeros_like(w)]
