@@ -1014,11 +1014,19 @@ def render_markdown(selected: list[FrontendTable] | None = None) -> str:
             builtins = [n for n in table.not_yet_supported if not n.startswith("CUSTOM:")]
             custom = [n for n in table.not_yet_supported if n.startswith("CUSTOM:")]
             out.append("### Not yet supported (offered by TensorFlow Lite Micro)\n")
-            out.append(
-                f"Builtin operators TensorFlow Lite Micro's `MicroMutableOpResolver` "
-                f"(tflite-micro {TFLM_REVISION}) registers that this importer does not "
-                f"({len(builtins)}): " + ", ".join(f"`{n}`" for n in builtins) + ".\n"
+            resolver = (
+                f"TensorFlow Lite Micro's `MicroMutableOpResolver` (tflite-micro {TFLM_REVISION})"
             )
+            if builtins:
+                out.append(
+                    f"Builtin operators {resolver} registers that this importer does not "
+                    f"({len(builtins)}): " + ", ".join(f"`{n}`" for n in builtins) + ".\n"
+                )
+            else:  # every builtin is supported, float-only or control flow (listed below)
+                out.append(
+                    f"Every builtin operator {resolver} registers is supported above, runs "
+                    "in float32 only or is control flow (below).\n"
+                )
             out.append(
                 "Its custom operators, none supported: "
                 + ", ".join(f"`{n}`" for n in custom)
