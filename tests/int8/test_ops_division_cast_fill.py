@@ -128,6 +128,26 @@ def test_add_n_int8_follows_tflite_micro(seed: int) -> None:
         np.testing.assert_array_equal(actual, expected)
 
 
+def test_add_n_int8_sixteen_inputs_at_the_extremes_and_seventeen_refused() -> None:
+    """16 terms of 255 * 2**19 still fit TFLite Micro's int32 sum; a 17th is refused."""
+
+    def model(count: int) -> bytes:
+        b = TFLiteModelBuilder()
+        ins = [b.add_input(f"x{k}", (2,), "int8", scale=0.01, zero_point=127) for k in range(count)]
+        y = b.add_tensor("y", (2,), "int8", scale=f32(0.5), zero_point=0)
+        b.add_operator("ADD_N", ins, [y])
+        b.mark_output(y)
+        return b.build()
+
+    _, vm = compile_vm(model(16))
+    inputs = [np.array([-128, 127], np.int8)] * 16
+    expected = add_n_reference(inputs, f32(0.01), 127, f32(0.5), 0)
+    np.testing.assert_array_equal(run_vm(vm, inputs)[0], expected)
+    assert expected[0] == -82  # 16 * -255 * 0.01 / 0.5, not wrapped
+    with pytest.raises(UnsupportedError, match=r"operator 0 \(ADD_N\): 17 inputs; at most 16"):
+        import_tflite_int8(model(17))
+
+
 def test_add_n_int32_and_zeros_like_int32() -> None:
     rng = np.random.default_rng(970)
     shape = (3, 7)

@@ -28,8 +28,8 @@ from aot.frontend.tflite_int8.importer import (
 from aot.ops import fixedpoint as fp
 
 _INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
-# reference_ops::AddN accumulates int32 terms of up to 255 * 2**20 / 2: at most 15 fit.
-_ADD_N_MAX_INT8_INPUTS = 15
+# reference_ops::AddN accumulates int32 terms of up to 255 * 2**20 / 2: at most 16 fit.
+_ADD_N_MAX_INT8_INPUTS = 16
 _ADD_N_LEFT_SHIFT = 20  # kAddNIntegerShift
 _CAST_DTYPES = ["int8", "int16", "int32"]
 
