@@ -4,11 +4,14 @@ ADD_N (LiteRT has no int8 ADD_N to compare with); shared by the host and emulato
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from aot.ops import fixedpoint as fp
+from aot.testing.harness import build, run_many
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.math_models import f32
 from tests.int8.test_fixedpoint import ref_rdbpot, ref_srdhm
@@ -142,3 +145,37 @@ def tflm_dtypes_model() -> bytes:
 def tflm_dtypes_expected(x: np.ndarray, w: np.ndarray) -> list[np.ndarray]:
     total = add_n_reference([x, w, x], *ADD_N_QUANT, *ADD_N_OUT_QUANT)
     return [total, np.zeros_like(w)]
+
+
+# The models have int32 inputs and outputs, which --frontend auto leaves to the float frontend.
+FRONTEND = ("--frontend", "tflite-int8")
+MODEL_NAMES = ("litert_dtypes", "tflm_dtypes")
+
+
+def assert_model_bit_exact(name: str, board: str, folder: Path, count: int, seed: int) -> None:
+    """Build model ``name`` (one of MODEL_NAMES) for ``board`` in ``folder``, run ``count``
+    random input sets in one session and compare every output with its reference (LiteRT,
+    or the TFLite Micro transcription); also check the build kept the operators."""
+    rng = np.random.default_rng(seed)
+    if name == "litert_dtypes":
+        model = litert_model()
+        operators = {"ADD_N", "CAST", "DIV", "ELU", "FILL", "REDUCE_ALL", "ZEROS_LIKE"}
+        batches = [litert_model_inputs(rng) for _ in range(count)]
+        expected = [run_litert_builtin(model, inputs) for inputs in batches]
+    else:
+        model = tflm_dtypes_model()
+        operators = {"ADD_N", "ZEROS_LIKE"}
+        batches = [
+            [rng.integers(-128, 128, (4, 10), dtype=np.int8) for _ in range(2)]
+            for _ in range(count)
+        ]
+        expected = [tflm_dtypes_expected(*inputs) for inputs in batches]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.tflite"
+    path.write_bytes(model)
+    built = build(path, folder / "out", board, *FRONTEND)
+    metadata = json.loads((built / "metadata.json").read_text())
+    assert operators <= {op["type"] for op in metadata["model"]["source_operators"]}
+    for outputs, wanted in zip(run_many(built, batches), expected, strict=True):
+        for got, want in zip(outputs, wanted, strict=True):
+            np.testing.assert_array_equal(got, want)

@@ -13,17 +13,14 @@ import pytest
 
 from aot.errors import UnsupportedError
 from aot.frontend.tflite_int8 import import_tflite_int8
-from aot.testing.harness import build, run_many
 from aot.testing.reference import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.division_cast_fill_models import (
+    MODEL_NAMES,
     add_n_reference,
+    assert_model_bit_exact,
     divisors_avoiding,
-    litert_model,
-    litert_model_inputs,
     run_litert_builtin,
-    tflm_dtypes_expected,
-    tflm_dtypes_model,
 )
 from tests.int8.harness import assert_bit_exact, compile_vm, random_input, run_vm
 from tests.int8.math_models import f32, zero_point
@@ -31,9 +28,6 @@ from tests.int8.math_models import f32, zero_point
 pytestmark = pytest.mark.unit
 
 SEEDS = range(4)
-# The models have int32 and bool inputs and outputs, which --frontend auto leaves to the float
-# frontend.
-FRONTEND = ("--frontend", "tflite-int8")
 EVERY_INT8 = np.arange(-128, 128, dtype=np.int8)
 
 
@@ -305,21 +299,6 @@ def test_add_n_refuses_inputs_quantized_differently() -> None:
 
 
 @pytest.mark.toolchain
-def test_division_cast_fill_models_in_c_on_the_host(tmp_path: Path) -> None:
-    rng = np.random.default_rng(1100)
-    model = litert_model()
-    path = tmp_path / "litert_model.tflite"
-    path.write_bytes(model)
-    batches = [litert_model_inputs(rng) for _ in range(3)]
-    results = run_many(build(path, tmp_path / "litert_out", "host", *FRONTEND), batches)
-    for inputs, outputs in zip(batches, results):
-        for actual, expected in zip(outputs, run_litert_builtin(model, inputs), strict=True):
-            np.testing.assert_array_equal(actual, expected)
-
-    path = tmp_path / "tflm_dtypes.tflite"
-    path.write_bytes(tflm_dtypes_model())
-    batches = [[random_input(rng, (4, 10)), random_input(rng, (4, 10))] for _ in range(3)]
-    results = run_many(build(path, tmp_path / "tflm_out", "host", *FRONTEND), batches)
-    for inputs, outputs in zip(batches, results):
-        for actual, expected in zip(outputs, tflm_dtypes_expected(*inputs), strict=True):
-            np.testing.assert_array_equal(actual, expected)
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_division_cast_fill_models_in_c_on_the_host(name: str, tmp_path: Path) -> None:
+    assert_model_bit_exact(name, "host", tmp_path, count=3, seed=1100)
