@@ -65,3 +65,9 @@ def constant_symbol(model: str, tensor: _Named) -> str:
 # partitioning (variable names it renames), so lowering can still say which source
 # operator each step computes.
 SOURCE_OPERATOR_SPAN = "aot.source_operator"
+
+# The attributes the int8 importer sets on each operator's PrimFunc: the operator kind
+# (``conv2d_int8``) and its typed parameters (strides, zero points, requantization...);
+# partitioning reads them into OperatorInfo for the backends.
+OPERATOR_KIND_ATTR = "aot.operator"
+OPERATOR_PARAMS_ATTR = "aot.params"

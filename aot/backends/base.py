@@ -51,15 +51,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from aot import naming
 from aot.errors import ConfigError
 from aot.registry import Registry
 
 CPU_TARGET = "cpu"
 
-# The attribute the int8 importer sets on each operator's PrimFunc: the operator kind
-# (``conv2d_int8``) and its typed parameters (strides, zero points, requantization...).
-OPERATOR_KIND_ATTR = "aot.operator"
-OPERATOR_PARAMS_ATTR = "aot.params"
+# The importer's operator attributes (aot.naming): re-exported as part of the backend API.
+OPERATOR_KIND_ATTR = naming.OPERATOR_KIND_ATTR
+OPERATOR_PARAMS_ATTR = naming.OPERATOR_PARAMS_ATTR
 
 
 @dataclass(frozen=True)

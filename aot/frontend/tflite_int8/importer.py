@@ -525,7 +525,7 @@ def _typed_params(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
 def _annotate_operators(mod: Any, attrs: dict[str, tuple[str, dict[str, Any]]]) -> Any:
     """Set ``aot.operator`` and ``aot.params`` on every operator's PrimFunc, so that the
     partition stage's patterns can read an operator's kind and quantization."""
-    from aot.backends.base import OPERATOR_KIND_ATTR, OPERATOR_PARAMS_ATTR
+    from aot.naming import OPERATOR_KIND_ATTR, OPERATOR_PARAMS_ATTR
 
     for gv in list(mod.functions.keys()):
         entry = attrs.get(gv.name_hint)
