@@ -155,26 +155,35 @@ def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
     taps = w.reshape(k_h * k_w, out_c)
     multiplier, shift = requant(info, out_c)
     # The input offset folded into the bias; the kernel takes it back for padded taps.
-    bias = _bias(folded_bias(info, taps.astype(np.int64).sum(axis=0)))
+    folded = folded_bias(info, taps.astype(np.int64).sum(axis=0))
     params = conv_params(info, -int(info.params["input_zp"]))
-    rq = requant_constants("rq", multiplier, shift)
-    if params["depth_multiplier"] == 1 and out_c % 4 == 0 and k_h * k_w <= 32:
-        # [channel group][tap][channels 0 2 1 3] as int16: one pointer walks a group's
-        # taps, and the halfword pairs are what SMLABB/SMLATT read (no SXTB16 on them).
-        grouped = taps.reshape(k_h * k_w, out_c // 4, 4).transpose(1, 0, 2)[..., [0, 2, 1, 3]]
-        # Passed as the int8 bytes of little-endian halfwords (every Cortex-M and host).
-        halves = np.ascontiguousarray(grouped, "<i2").reshape(-1).view(np.int8)
-        relaid = BackendConstant("weights", halves, 4)
-        # Border pixels read the zero point for padded taps from a scratch of one pixel's
-        # channels instead of testing each tap.
+    if params["depth_multiplier"] != 1 or out_c % 4 or k_h * k_w > 32:
         return PreparedKernel(
-            "aot_k_dwconv_s8_dsp", CONV_STRUCT, params, (0,), (relaid, bias, *rq),
-            scratch_bytes=out_c if _has_border(params) else 0,
-            notes={"path": "3x3" if (k_h, k_w) == (3, 3) else "quads"},
+            "aot_k_dwconv_s8_dsp", CONV_STRUCT, params, (0, operand(info, "weight")),
+            (_bias(folded), *requant_constants("rq", multiplier, shift)), notes={"path": "any"},
+        )  # fmt: skip
+    # [channel group][tap][channels 0 2 1 3] as int16: one pointer walks a group's taps,
+    # and the halfword pairs are what SMLABB/SMLATT read (no SXTB16 on them).
+    grouped = taps.reshape(k_h * k_w, out_c // 4, 4).transpose(1, 0, 2)[..., [0, 2, 1, 3]]
+    # Passed as the int8 bytes of little-endian halfwords (every Cortex-M and host).
+    halves = np.ascontiguousarray(grouped, "<i2").reshape(-1).view(np.int8)
+    relaid = BackendConstant("weights", halves, 4)
+    # Border pixels read the zero point for padded taps from a scratch of one pixel's
+    # channels instead of testing each tap.
+    scratch = out_c if _has_border(params) else 0
+    if (k_h, k_w) == (3, 3):
+        # The bias and requantization as one record per channel (struct aot_k_rq), without
+        # the output zero point (never RQ_HIGH_ZP): dwconv3x3 folds it into its per-group
+        # blocks itself and adds it in the border pixels.
+        records, form = requant_records(folded, multiplier, shift, info.params["rounding"])
+        return PreparedKernel(
+            "aot_k_dwconv3x3_s8_dsp", CONV_STRUCT, {**params, "requant_form": form}, (0,),
+            (relaid, record_constant(records)), scratch_bytes=scratch, notes={"path": "3x3"},
         )  # fmt: skip
     return PreparedKernel(
-        "aot_k_dwconv_s8_dsp", CONV_STRUCT, params, (0, operand(info, "weight")), (bias, *rq),
-        notes={"path": "any"},
+        "aot_k_dwconv_s8_dsp", CONV_STRUCT, params, (0,),
+        (relaid, _bias(folded), *requant_constants("rq", multiplier, shift)),
+        scratch_bytes=scratch, notes={"path": "quads"},
     )  # fmt: skip
 
 

@@ -76,8 +76,8 @@ def test_random_operators_match_litert(isa: str, tmp_path: Path) -> None:
     check_cases(isa, BOARDS[isa], 11, tmp_path)
 
 
-# Depthwise border pixels: padded taps read the zero point from the scratch (3x3 unrolled,
-# other kernels through the tap pointers), with strides, dilations and padding on any side.
+# Depthwise border pixels: padded taps read the zero point from the scratch (through the
+# tap pointers), with strides, dilations and padding on any side.
 BORDER_SHAPES = tuple(
     cases.Shape("DEPTHWISE_CONV_2D", 1, h, w, c, c, k, stride, dilation)
     for h, w, c, k, stride, dilation in [
@@ -118,6 +118,34 @@ REQUANT_FORM_SHAPES = tuple(
 @pytest.mark.parametrize("isa", ["dsp", "scalar"])
 def test_requantization_forms_match_litert(isa: str, tmp_path: Path) -> None:
     check_cases(isa, BOARDS[isa], 7, tmp_path, shapes=REQUANT_FORM_SHAPES)
+
+
+# aot_k_dwconv3x3: interior runs per channel group with the records (zero point folded
+# into the nudge; each clamp kind by the drawn activations and zero points), border
+# pixels through the tap table, no border (no scratch), batches, stride 2, dilation 2;
+# weight scales giving a left shift (the general records: every pixel through the tap
+# table) and right shifts too large to fold the zero point into (the same).
+DEPTHWISE_3X3_SHAPES = tuple(
+    cases.Shape("DEPTHWISE_CONV_2D", batches, h, w, c, c, (3, 3), stride, dilation, same,
+                weight_scale=scale)
+    for batches, h, w, c, stride, dilation, same, scale in [
+        (1, 9, 10, 8, (1, 1), (1, 1), True, None),
+        (1, 8, 7, 12, (2, 2), (1, 1), True, None),
+        (1, 7, 9, 4, (1, 1), (2, 2), True, None),
+        (1, 6, 6, 8, (1, 1), (1, 1), False, None),
+        (2, 5, 6, 16, (1, 1), (1, 1), True, None),
+        (1, 6, 5, 8, (2, 1), (1, 1), True, None),
+        (1, 7, 7, 4, (1, 1), (1, 1), True, None),
+        (1, 4, 5, 20, (1, 2), (1, 1), True, None),
+        (1, 6, 7, 8, (1, 1), (1, 1), True, 3.0),
+        (1, 6, 7, 8, (1, 1), (1, 1), True, 1e-7),
+    ]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("isa", ["dsp", "scalar"])
+def test_depthwise_3x3_paths_match_litert(isa: str, tmp_path: Path) -> None:
+    check_cases(isa, BOARDS[isa], 7, tmp_path, shapes=DEPTHWISE_3X3_SHAPES)
 
 
 @pytest.mark.parametrize("board", ["mps2_an500"])

@@ -84,32 +84,6 @@ static inline __attribute__((always_inline)) void store4(const struct dw_out* q,
                                (uint32_t)(uint8_t)o2 << 16 | (uint32_t)(uint8_t)o3 << 24));
 }
 
-/* One interior pixel of a 3x3 kernel, every channel group. Its own (not inlined)
- * function so the register allocator sees only this loop's values. */
-static __attribute__((noinline)) void dw3x3_pixel(const int8_t* r0, int32_t row, int32_t col,
-                                                  const int8_t* w, const int32_t* bias,
-                                                  int32_t ch, const struct dw_out* q_in,
-                                                  int8_t* out) {
-  const struct dw_out local = *q_in; /* int8 stores cannot alias a local copy */
-  const struct dw_out* const q = &local;
-  const int8_t* r1 = r0 + row;
-  const int8_t* r2 = r1 + row;
-  const int32_t col2 = 2 * col;
-  for (int32_t c = 0; c < ch; c += 4, r0 += 4, r1 += 4, r2 += 4, w += 72) {
-    int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
-    AOT_K_TAP(r0, 0);
-    AOT_K_TAP(r0 + col, 8);
-    AOT_K_TAP(r0 + col2, 16);
-    AOT_K_TAP(r1, 24);
-    AOT_K_TAP(r1 + col, 32);
-    AOT_K_TAP(r1 + col2, 40);
-    AOT_K_TAP(r2, 48);
-    AOT_K_TAP(r2 + col, 56);
-    AOT_K_TAP(r2 + col2, 64);
-    store4(q, c, acc0, acc1, acc2, acc3, out + c);
-  }
-}
-
 /* Which taps of a pixel are inside the image: bit ky * kw + kx (kernels up to 32 taps
  * take this path; larger ones check each tap in dw_pixel_any). */
 struct dw_pixel {
@@ -145,8 +119,7 @@ static __attribute__((noinline)) void dw_pixel(const struct dw_pixel* px, int32_
 
 /* A border pixel with the padded taps reading `pad` (the input zero point in every byte,
  * ch bytes): x + input_offset is then 0 there, exactly what the folded bias needs, so
- * every tap is the same unpack and four SMLAxy with no per-tap test. 3x3 kernels are
- * unrolled; other kernels loop over the tap pointers. */
+ * every tap is the same unpack and four SMLAxy with no per-tap test. */
 static __attribute__((noinline)) void dw_pixel_padded(const struct dw_pixel* px, int32_t taps,
                                                       int32_t kw, int32_t row, int32_t col,
                                                       const int8_t* w, const int32_t* bias,
@@ -161,314 +134,12 @@ static __attribute__((noinline)) void dw_pixel_padded(const struct dw_pixel* px,
       tap[t] = (valid & 1u) ? px->origin + ky * row + kx * col : pad;
     }
   }
-  if (taps == 9) {
-    for (int32_t c = 0; c < ch; c += 4, w += 72) {
-      int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
-      AOT_K_TAP(tap[0] + c, 0);
-      AOT_K_TAP(tap[1] + c, 8);
-      AOT_K_TAP(tap[2] + c, 16);
-      AOT_K_TAP(tap[3] + c, 24);
-      AOT_K_TAP(tap[4] + c, 32);
-      AOT_K_TAP(tap[5] + c, 40);
-      AOT_K_TAP(tap[6] + c, 48);
-      AOT_K_TAP(tap[7] + c, 56);
-      AOT_K_TAP(tap[8] + c, 64);
-      store4(q, c, acc0, acc1, acc2, acc3, out + c);
-    }
-    return;
-  }
   for (int32_t c = 0; c < ch; c += 4, w += 8 * taps) {
     int32_t acc0 = bias[c], acc1 = bias[c + 1], acc2 = bias[c + 2], acc3 = bias[c + 3];
     for (int32_t t = 0; t < taps; ++t) AOT_K_TAP(tap[t] + c, 8 * t);
     store4(q, c, acc0, acc1, acc2, acc3, out + c);
   }
 }
-
-#if AOT_K_HAVE_DSP
-/* -- 3x3, channel groups outermost (DSP only) -------------------------------------------
- * One group of 4 channels at a time over every output pixel, so what depends only on the
- * channels is worked out once per group instead of once per output: the requantization
- * records below (with the output zero point folded in), the bias, the weights pointer. */
-
-/* One channel's requantization in the merged double-rounding form of
- * aot_k_requant_right (aot_kernels_requant.h) for a right shift r: the output before the
- * clamp is high(acc * m + nudge - [acc < 0] * 2^31) >> (r - 1) with the 64-bit nudge
- * 2^30 + 2^(30+r) + zp * 2^(31+r): adding zp * 2^(r-1) to the high word before the
- * shift adds zp after it. 1 <= r <= 23 keeps every sum inside int64 and the high word
- * inside int32 (|acc * m| < 2^62); other shifts and single rounding take aot_k_requant. */
-struct dw_record {
-  int32_t nudge_lo, nudge_hi, multiplier, shift; /* shift: r - 1 */
-};
-
-/* A group's bias and records, built once per group (on the stack: no workspace). */
-struct dw_block {
-  int32_t bias[4];
-  struct dw_record rec[4];
-};
-
-static int32_t dw_block_make(struct dw_block* blk, const int32_t* bias, const int32_t* multiplier,
-                             const int32_t* shift, int32_t rounding, int32_t zp) {
-  int32_t records = rounding == 0;
-  for (int32_t i = 0; i < 4; ++i) {
-    blk->bias[i] = bias[i];
-    const int32_t right = -shift[i];
-    if (right < 1 || right > 23) {
-      records = 0;
-      continue;
-    }
-    const int64_t nudge = ((int64_t)1 << 30) + ((int64_t)1 << (30 + right)) +
-                          (int64_t)zp * ((int64_t)1 << (31 + right));
-    blk->rec[i].nudge_lo = (int32_t)(uint32_t)(uint64_t)nudge;
-    blk->rec[i].nudge_hi = (int32_t)(nudge >> 32);
-    blk->rec[i].multiplier = multiplier[i];
-    blk->rec[i].shift = right - 1;
-  }
-  return records;
-}
-
-/* Channel i's output before the clamp (zp added). On the DSP written out: two LDRD, the
- * SMLAL, the sign term as a second SMLAL of [acc < 0] by -2^31, and the shift (GCC builds
- * the 64-bit sum with more instructions and reloads the record's fields one by one). */
-#define AOT_K_RECORD(acc, blk, i)                                                        \
-  __extension__({                                                                        \
-    int32_t lo_, hi_, m_, sh_;                                                           \
-    __asm__("ldrd %[lo], %[hi], [%[b], %[o0]]\n\t"                                       \
-            "ldrd %[m], %[sh], [%[b], %[o1]]\n\t"                                        \
-            "smlal %[lo], %[hi], %[a], %[m]\n\t"                                         \
-            "lsr %[m], %[a], #31\n\t"                                                    \
-            "smlal %[lo], %[hi], %[m], %[k]\n\t"                                         \
-            "asr %[hi], %[hi], %[sh]"                                                    \
-            : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [sh] "=&r"(sh_)           \
-            : [a] "r"(acc), [b] "r"(blk), [k] "r"(INT32_MIN),                            \
-              [o0] "i"(16 + 16 * (i)), [o1] "i"(24 + 16 * (i))                           \
-            : "memory");                                                                 \
-    (void)lo_;                                                                           \
-    hi_;                                                                                 \
-  })
-
-/* The clamp of an output with zp added; `full` (constant where inlined): the clamp is
- * int8's whole range, one SSAT. */
-static inline __attribute__((always_inline)) int8_t dw_clamp(int32_t v, int32_t lo, int32_t hi,
-                                                             int32_t full) {
-  v = __ssat(v, 8);
-  if (full) return (int8_t)v;
-  if (v < lo) v = lo;
-  if (v > hi) v = hi;
-  return (int8_t)v;
-}
-
-/* The 3x3 taps of one pixel of a group from nine tap pointers. */
-#define AOT_K_TAPS9(t0, t1, t2, t3, t4, t5, t6, t7, t8) \
-  do {                                                   \
-    AOT_K_TAP(t0, 0);                                    \
-    AOT_K_TAP(t1, 8);                                    \
-    AOT_K_TAP(t2, 16);                                   \
-    AOT_K_TAP(t3, 24);                                   \
-    AOT_K_TAP(t4, 32);                                   \
-    AOT_K_TAP(t5, 40);                                   \
-    AOT_K_TAP(t6, 48);                                   \
-    AOT_K_TAP(t7, 56);                                   \
-    AOT_K_TAP(t8, 64);                                   \
-  } while (0)
-
-/* The nine taps of one pixel whose taps are all inside the image: x at tap (0, 0) of the
- * group's channels, rows `row` and columns `col` bytes apart. On the DSP written out, so
- * the 4 accumulators, 4 temporaries and 4 pointers stay in registers (GCC 12 spilled the
- * unrolled C); x itself steps down the rows. */
-#define AOT_K_TAP_ASM(addr, woff)            \
-  "ldr %[xv], " addr "\n\t"                  \
-  "ldrd %[we], %[wo], [%[w], #" woff "]\n\t" \
-  "sxtb16 %[xo], %[xv], ror #8\n\t"          \
-  "sxtb16 %[xv], %[xv]\n\t"                  \
-  "smlabb %[a0], %[xv], %[we], %[a0]\n\t"    \
-  "smlabb %[a1], %[xo], %[wo], %[a1]\n\t"    \
-  "smlatt %[a2], %[xv], %[we], %[a2]\n\t"    \
-  "smlatt %[a3], %[xo], %[wo], %[a3]\n\t"
-#define AOT_K_ROW_ASM(first)                 \
-  AOT_K_TAP_ASM("[%[x]]", first)             \
-  AOT_K_TAP_ASM("[%[x], %[col]]", first "+8") \
-  AOT_K_TAP_ASM("[%[x], %[col], lsl #1]", first "+16")
-#define AOT_K_PIXEL9(x_, row_, col_)                                                       \
-  do {                                                                                     \
-    const int8_t* xp_ = (x_);                                                              \
-    int32_t xv_, xo_, we_, wo_;                                                            \
-    __asm__(AOT_K_ROW_ASM("0") "add %[x], %[x], %[row]\n\t" AOT_K_ROW_ASM("24")            \
-                "add %[x], %[x], %[row]\n\t" AOT_K_ROW_ASM("48")                           \
-            : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
-              [x] "+r"(xp_), [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_),            \
-              [wo] "=&r"(wo_)                                                              \
-            : [row] "r"(row_), [col] "r"(col_), [w] "r"(w)                                 \
-            : "memory");                                                                   \
-  } while (0)
-/* The same from nine tap pointers (border pixels). */
-#define AOT_K_PTR_ASM(k, woff) \
-  "ldr %[xv], [%[t], #" k "]\n\t" AOT_K_TAP_ASM("[%[xv]]", woff)
-#define AOT_K_PIXEL9_AT(taps)                                                              \
-  do {                                                                                     \
-    int32_t xv_, xo_, we_, wo_;                                                            \
-    __asm__(AOT_K_PTR_ASM("0", "0") AOT_K_PTR_ASM("4", "8") AOT_K_PTR_ASM("8", "16")       \
-                AOT_K_PTR_ASM("12", "24") AOT_K_PTR_ASM("16", "32")                        \
-                    AOT_K_PTR_ASM("20", "40") AOT_K_PTR_ASM("24", "48")                    \
-                        AOT_K_PTR_ASM("28", "56") AOT_K_PTR_ASM("32", "64")                \
-            : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
-              [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_), [wo] "=&r"(wo_)           \
-            : [t] "r"(taps), [w] "r"(w)                                                    \
-            : "memory");                                                                   \
-  } while (0)
-
-/* Requantize and store one pixel's four channels through the group's records. */
-#define AOT_K_STORE_RECORDS(blk, out, lo, hi, full)                   \
-  do {                                                                \
-    (out)[0] = dw_clamp(AOT_K_RECORD(acc0, blk, 0), lo, hi, full);    \
-    (out)[1] = dw_clamp(AOT_K_RECORD(acc1, blk, 1), lo, hi, full);    \
-    (out)[2] = dw_clamp(AOT_K_RECORD(acc2, blk, 2), lo, hi, full);    \
-    (out)[3] = dw_clamp(AOT_K_RECORD(acc3, blk, 3), lo, hi, full);    \
-  } while (0)
-
-/* What a group needs when its records do not apply (aot_k_requant per output). */
-struct dw_generic {
-  const int32_t* multiplier; /* at the group's first channel */
-  const int32_t* shift;
-  int32_t zp, lo, hi, rounding;
-};
-
-static __attribute__((noinline)) void dw_store_generic(const struct dw_generic* g, int32_t acc0,
-                                                       int32_t acc1, int32_t acc2, int32_t acc3,
-                                                       int8_t* out) {
-  const int32_t* m = g->multiplier;
-  const int32_t* sh = g->shift;
-  out[0] = aot_k_requant(acc0, m[0], sh[0], g->rounding, g->zp, g->lo, g->hi);
-  out[1] = aot_k_requant(acc1, m[1], sh[1], g->rounding, g->zp, g->lo, g->hi);
-  out[2] = aot_k_requant(acc2, m[2], sh[2], g->rounding, g->zp, g->lo, g->hi);
-  out[3] = aot_k_requant(acc3, m[3], sh[3], g->rounding, g->zp, g->lo, g->hi);
-}
-
-/* A run of n interior pixels of one group, `step` input and `out_step` output bytes
- * apart. generic is NULL when the block's records apply. */
-static inline __attribute__((always_inline)) void dw3x3_run_body(
-    const int8_t* x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t* w,
-    const struct dw_block* blk, const struct dw_generic* generic, int32_t lo, int32_t hi,
-    int32_t full, int8_t* out, int32_t out_step) {
-  for (; n > 0; --n, x += step, out += out_step) {
-    int32_t acc0 = blk->bias[0], acc1 = blk->bias[1], acc2 = blk->bias[2], acc3 = blk->bias[3];
-    AOT_K_PIXEL9(x, row, col);
-    if (generic) {
-      dw_store_generic(generic, acc0, acc1, acc2, acc3, out);
-    } else {
-      AOT_K_STORE_RECORDS(blk, out, lo, hi, full);
-    }
-  }
-}
-
-/* Each form a function of its own, so each loop is allocated on its own. */
-#define AOT_K_RUN_ARGS                                                                     \
-  const int8_t *x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t *w,     \
-      const struct dw_block *blk, const struct dw_generic *generic, int32_t lo, int32_t hi, \
-      int8_t *out, int32_t out_step
-static __attribute__((noinline)) void dw3x3_run_full(AOT_K_RUN_ARGS) {
-  dw3x3_run_body(x, n, step, row, col, w, blk, NULL, lo, hi, 1, out, out_step);
-  (void)generic;
-}
-static __attribute__((noinline)) void dw3x3_run_clamped(AOT_K_RUN_ARGS) {
-  dw3x3_run_body(x, n, step, row, col, w, blk, NULL, lo, hi, 0, out, out_step);
-  (void)generic;
-}
-static __attribute__((noinline)) void dw3x3_run_generic(AOT_K_RUN_ARGS) {
-  dw3x3_run_body(x, n, step, row, col, w, blk, generic, lo, hi, 0, out, out_step);
-}
-
-/* One border pixel of a group: the padded taps (bit 3 * ky + kx of valid clear) read
- * `pad`, the input zero point, which the folded bias cancels. */
-static __attribute__((noinline)) void dw3x3_border(const int8_t* x, uint32_t valid, int32_t row,
-                                                   int32_t col, const int8_t* w,
-                                                   const int8_t* pad, const struct dw_block* blk,
-                                                   const struct dw_generic* generic, int32_t lo,
-                                                   int32_t hi, int8_t* out) {
-  const int8_t* t[9];
-  for (int32_t ky = 0; ky < 3; ++ky, x += row, valid >>= 3) {
-    t[3 * ky] = (valid & 1u) ? x : pad;
-    t[3 * ky + 1] = (valid & 2u) ? x + col : pad;
-    t[3 * ky + 2] = (valid & 4u) ? x + 2 * col : pad;
-  }
-  int32_t acc0 = blk->bias[0], acc1 = blk->bias[1], acc2 = blk->bias[2], acc3 = blk->bias[3];
-  AOT_K_PIXEL9_AT(t);
-  if (generic) {
-    dw_store_generic(generic, acc0, acc1, acc2, acc3, out);
-  } else {
-    AOT_K_STORE_RECORDS(blk, out, lo, hi, 0);
-  }
-}
-
-/* Bits 0-2 set where tap 0, 1, 2 (at first, first + dil, first + 2 * dil) is inside
- * [0, size). */
-static inline uint32_t dw_inside3(int32_t first, int32_t dil, int32_t size) {
-  return (uint32_t)((uint32_t)first < (uint32_t)size) |
-         (uint32_t)((uint32_t)(first + dil) < (uint32_t)size) << 1 |
-         (uint32_t)((uint32_t)(first + 2 * dil) < (uint32_t)size) << 2;
-}
-
-/* 3x3, depth multiplier 1, channels a multiple of 4; any stride, dilation and padding.
- * Border pixels read `pad` (the planner gives it whenever some pixel has a padded tap). */
-static void dw3x3_groups(const struct aot_k_conv_params* p, const int8_t* restrict input,
-                         const int8_t* restrict weights, const int32_t* restrict bias,
-                         const int32_t* restrict multiplier, const int32_t* restrict shift,
-                         int8_t* restrict output, const int8_t* restrict pad) {
-  const int32_t ch = p->in_c, in_h = p->in_h, in_w = p->in_w;
-  const int32_t dil_h = p->dil_h, dil_w = p->dil_w, stride_h = p->stride_h;
-  const int32_t stride_w = p->stride_w, pad_top = p->pad_top, pad_left = p->pad_left;
-  const int32_t out_h = p->out_h, out_w = p->out_w;
-  const int32_t row = dil_h * in_w * ch, col = dil_w * ch, step = stride_w * ch;
-  const int32_t lo = p->act_min, hi = p->act_max;
-  /* The interior columns [ox_lo, ox_hi): every tap column inside the image. */
-  int32_t ox_lo = 0, ox_hi = out_w;
-  while (ox_lo < out_w && dw_inside3(ox_lo * stride_w - pad_left, dil_w, in_w) != 7u) ++ox_lo;
-  while (ox_hi > ox_lo && dw_inside3((ox_hi - 1) * stride_w - pad_left, dil_w, in_w) != 7u) {
-    --ox_hi;
-  }
-  struct dw_generic g = {multiplier, shift, p->output_offset, lo, hi, p->rounding};
-  struct dw_block blk;
-  for (int32_t b = 0; b < p->batches; ++b) {
-    const int8_t* image = input + b * in_h * in_w * ch;
-    int8_t* image_out = output + b * out_h * out_w * ch;
-    for (int32_t c = 0; c < ch; c += 4) {
-      const int8_t* w = weights + 18 * c; /* 9 taps x 8 bytes per group of 4 channels */
-      const int32_t records = dw_block_make(&blk, bias + c, multiplier + c, shift + c,
-                                            p->rounding, p->output_offset);
-      g.multiplier = multiplier + c;
-      g.shift = shift + c;
-      const struct dw_generic* generic = records ? NULL : &g;
-      for (int32_t oy = 0; oy < out_h; ++oy) {
-        const int32_t iy0 = oy * stride_h - pad_top;
-        const uint32_t rows = dw_inside3(iy0, dil_h, in_h);
-        /* valid: bit 3 * ky + kx; each row's bit spread to its three */
-        const uint32_t row_bits = (rows & 1u) * 7u | (rows & 2u) * 28u | (rows & 4u) * 112u;
-        const int8_t* x_row = image + (iy0 * in_w - pad_left) * ch + c;
-        int8_t* o_row = image_out + oy * out_w * ch + c;
-        for (int32_t ox = 0; ox < out_w; ++ox) {
-          const int8_t* x = x_row + ox * step;
-          int8_t* o = o_row + ox * ch;
-          if (rows == 7u && ox == ox_lo && ox_hi > ox_lo) {
-            const int32_t n = ox_hi - ox_lo;
-            if (generic) {
-              dw3x3_run_generic(x, n, step, row, col, w, &blk, generic, lo, hi, o, ch);
-            } else if (lo == -128 && hi == 127) {
-              dw3x3_run_full(x, n, step, row, col, w, &blk, NULL, lo, hi, o, ch);
-            } else {
-              dw3x3_run_clamped(x, n, step, row, col, w, &blk, NULL, lo, hi, o, ch);
-            }
-            ox = ox_hi - 1;
-            continue;
-          }
-          const uint32_t cols = dw_inside3(ox * stride_w - pad_left, dil_w, in_w);
-          const uint32_t valid = row_bits & (cols * 0x49u);
-          dw3x3_border(x, valid, row, col, w, pad + c, &blk, generic, lo, hi, o);
-        }
-      }
-    }
-  }
-}
-
-#endif /* AOT_K_HAVE_DSP */
 
 static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict input,
                      const int8_t* restrict weights, const int32_t* restrict bias,
@@ -485,7 +156,6 @@ static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict i
   const int32_t neg = (int32_t)((uint32_t)(uint16_t)(-p->input_offset) * 0x10001u);
   const struct dw_out q = {multiplier, shift, p->output_offset, p->act_min, p->act_max,
                            p->rounding, aot_k_right_shifts_only(shift, ch, p->rounding)};
-  const int32_t three = kh == 3 && kw == 3;
   int8_t* out = output;
   for (int32_t b = 0; b < batches; ++b) {
     const int8_t* image = input + b * in_h * in_w * ch;
@@ -505,9 +175,7 @@ static void dw_quads(const struct aot_k_conv_params* p, const int8_t* restrict i
             px.valid |= in << (ky * kw + kx);
           }
         }
-        if (three && px.valid == 0x1FFu) {
-          dw3x3_pixel(px.origin, row, col, weights, bias, ch, &q, out);
-        } else if (pad) {
+        if (pad) {
           dw_pixel_padded(&px, taps, kw, row, col, weights, bias, ch, pad, &q, out);
         } else {
           dw_pixel(&px, taps, kw, row, col, weights, bias, ch, neg, &q, out);
@@ -557,17 +225,308 @@ void AOT_K_FN(dwconv)(const struct aot_k_conv_params* p, const int8_t* input,
   /* The zero point for padded taps to read: the planner gives the scratch exactly when
    * some pixel has a padded tap (aot/kernels/dsp.py). */
   if (quads && scratch) memset(scratch, (uint8_t)(int8_t)(-p->input_offset), (size_t)p->in_c);
-#if AOT_K_HAVE_DSP
-  /* The scalar build keeps the pixel-outer loop below for 3x3 too: without SSAT, SMLAL
-   * in line and the register-resident taps the group-outer form was slower on the M3. */
-  if (quads && p->k_h == 3 && p->k_w == 3) {
-    dw3x3_groups(p, input, weights, bias, multiplier, shift, output, scratch);
-    return;
-  }
-#endif
   if (quads && p->k_h * p->k_w <= 32) {
     dw_quads(p, input, weights, bias, multiplier, shift, output, scratch);
   } else {
     dw_any(p, input, weights, bias, multiplier, shift, output);
+  }
+}
+
+/* -- 3x3, depth multiplier 1, channels a multiple of 4 (aot_k_dwconv3x3) ----------------
+ * The bias (input offset folded in) and the requantization come as one struct aot_k_rq
+ * record per channel, built at build time (aot/kernels/quant.py requant_records).
+ * Border pixels (some tap outside the image) go pixels outermost: the nine tap pointers
+ * are worked out once per pixel, the padded ones pointing at `pad` (the input zero point:
+ * x + input_offset is 0 there, which the folded bias needs), and every channel group
+ * reads them at its own offset. On the DSP the interior pixels go channel groups
+ * outermost, so a group's records (with the output zero point folded into the nudge) and
+ * bias are copied once per group into registers' reach and each output costs two LDRD,
+ * two SMLAL, ASR, SSAT and STRB; the taps are inline assembly (GCC 12 spilled the
+ * unrolled C). */
+
+/* Bits 0-2 set where tap 0, 1, 2 (at first, first + dil, first + 2 * dil) is inside
+ * [0, size). */
+static inline uint32_t dw_inside3(int32_t first, int32_t dil, int32_t size) {
+  return (uint32_t)((uint32_t)first < (uint32_t)size) |
+         (uint32_t)((uint32_t)(first + dil) < (uint32_t)size) << 1 |
+         (uint32_t)((uint32_t)(first + 2 * dil) < (uint32_t)size) << 2;
+}
+
+#if AOT_K_HAVE_DSP
+#define AOT_K_TAP_ASM(addr, woff)            \
+  "ldr %[xv], " addr "\n\t"                  \
+  "ldrd %[we], %[wo], [%[w], #" woff "]\n\t" \
+  "sxtb16 %[xo], %[xv], ror #8\n\t"          \
+  "sxtb16 %[xv], %[xv]\n\t"                  \
+  "smlabb %[a0], %[xv], %[we], %[a0]\n\t"    \
+  "smlabb %[a1], %[xo], %[wo], %[a1]\n\t"    \
+  "smlatt %[a2], %[xv], %[we], %[a2]\n\t"    \
+  "smlatt %[a3], %[xo], %[wo], %[a3]\n\t"
+/* Tap k from the pointer table t, at the group's channel offset c. */
+#define AOT_K_PTR_ASM(k, woff) \
+  "ldr %[xv], [%[t], #" k "]\n\t" AOT_K_TAP_ASM("[%[xv], %[c]]", woff)
+#define AOT_K_PIXEL9_AT(taps, c_)                                                          \
+  do {                                                                                     \
+    int32_t xv_, xo_, we_, wo_;                                                            \
+    __asm__(AOT_K_PTR_ASM("0", "0") AOT_K_PTR_ASM("4", "8") AOT_K_PTR_ASM("8", "16")       \
+                AOT_K_PTR_ASM("12", "24") AOT_K_PTR_ASM("16", "32")                        \
+                    AOT_K_PTR_ASM("20", "40") AOT_K_PTR_ASM("24", "48")                    \
+                        AOT_K_PTR_ASM("28", "56") AOT_K_PTR_ASM("32", "64")                \
+            : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
+              [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_), [wo] "=&r"(wo_)           \
+            : [t] "r"(taps), [c] "r"(c_), [w] "r"(w)                                       \
+            : "memory");                                                                   \
+  } while (0)
+#else
+#define AOT_K_PIXEL9_AT(taps, c_)                                                          \
+  do {                                                                                     \
+    for (int32_t k_ = 0; k_ < 9; ++k_) AOT_K_TAP((taps)[k_] + (c_), 8 * k_);               \
+  } while (0)
+#endif
+
+/* What every output of a call shares. */
+struct dw3x3_out {
+  int32_t zp, lo, hi, rounding, form;
+};
+
+/* One border pixel, every channel group: t[k] is tap k at channel 0 (or pad). */
+static inline __attribute__((always_inline)) void dw3x3_edge_body(
+    const int8_t* const* t, const int8_t* w, const struct aot_k_rq* rq, int32_t ch,
+    const struct dw3x3_out* q, int32_t full, int8_t* out) {
+  const int32_t zp = q->zp, lo = q->lo, hi = q->hi;
+  for (int32_t c = 0; c < ch; c += 4, w += 72, rq += 4) {
+    int32_t acc0 = rq[0].bias, acc1 = rq[1].bias, acc2 = rq[2].bias, acc3 = rq[3].bias;
+    AOT_K_PIXEL9_AT(t, c);
+    if (q->form == AOT_K_RQ_HIGH) {
+      out[c] = aot_k_rq_out(aot_k_rq_high(&rq[0], acc0), zp, lo, hi, full);
+      out[c + 1] = aot_k_rq_out(aot_k_rq_high(&rq[1], acc1), zp, lo, hi, full);
+      out[c + 2] = aot_k_rq_out(aot_k_rq_high(&rq[2], acc2), zp, lo, hi, full);
+      out[c + 3] = aot_k_rq_out(aot_k_rq_high(&rq[3], acc3), zp, lo, hi, full);
+    } else {
+      const int32_t r = q->rounding;
+      out[c] = aot_k_rq_apply(&rq[0], acc0, AOT_K_RQ_GENERAL, r, zp, lo, hi);
+      out[c + 1] = aot_k_rq_apply(&rq[1], acc1, AOT_K_RQ_GENERAL, r, zp, lo, hi);
+      out[c + 2] = aot_k_rq_apply(&rq[2], acc2, AOT_K_RQ_GENERAL, r, zp, lo, hi);
+      out[c + 3] = aot_k_rq_apply(&rq[3], acc3, AOT_K_RQ_GENERAL, r, zp, lo, hi);
+    }
+  }
+}
+
+/* The clamp compiled in twice: with int8's whole range (one SSAT) and narrower. */
+static __attribute__((noinline)) void dw3x3_edge_full(const int8_t* const* t, const int8_t* w,
+                                                      const struct aot_k_rq* rq, int32_t ch,
+                                                      const struct dw3x3_out* q, int8_t* out) {
+  dw3x3_edge_body(t, w, rq, ch, q, 1, out);
+}
+
+static __attribute__((noinline)) void dw3x3_edge_clamped(const int8_t* const* t,
+                                                         const int8_t* w,
+                                                         const struct aot_k_rq* rq, int32_t ch,
+                                                         const struct dw3x3_out* q,
+                                                         int8_t* out) {
+  dw3x3_edge_body(t, w, rq, ch, q, 0, out);
+}
+
+#if AOT_K_HAVE_DSP
+/* A group's bias and records for its interior pixels: the output zero point folded into
+ * the nudge (zp * 2^(32 + shift): the high word's shift then adds zp), so an output is
+ * ((acc * m + nudge + [acc < 0] * sign_term) >> 32) >> shift, clamped. */
+struct dw_record {
+  int32_t nudge_lo, nudge_hi, multiplier, shift;
+};
+
+struct dw_block {
+  int32_t bias[4];
+  struct dw_record rec[4];
+};
+
+/* Whether the folded zero point stays inside the nudge's range for every channel: the
+ * high word's shift at most 22 (|zp * 2^(32+22)| < 2^61, the sum below 2^63). */
+static int32_t dw_blocks_fit(const struct aot_k_rq* rq, int32_t ch, int32_t form) {
+  if (form != AOT_K_RQ_HIGH) return 0;
+  for (int32_t i = 0; i < ch; ++i) {
+    if (rq[i].shift > 22) return 0;
+  }
+  return 1;
+}
+
+static void dw_block_make(struct dw_block* blk, const struct aot_k_rq* rq, int32_t zp) {
+  for (int32_t i = 0; i < 4; ++i) {
+    const struct aot_k_rq* r = &rq[i];
+    blk->bias[i] = r->bias;
+    int64_t nudge = (int64_t)(((uint64_t)(uint32_t)r->nudge_hi << 32) | r->nudge_lo);
+    if (r->multiplier == 0) {
+      /* a dead channel gives zp: 2^31 in the low word absorbs the sign term's borrow */
+      nudge = (int64_t)((uint64_t)(int64_t)zp << 32) + ((int64_t)1 << 31);
+    } else {
+      nudge += (int64_t)zp * ((int64_t)1 << (32 + r->shift));
+    }
+    blk->rec[i].nudge_lo = (int32_t)(uint32_t)(uint64_t)nudge;
+    blk->rec[i].nudge_hi = (int32_t)(nudge >> 32);
+    blk->rec[i].multiplier = r->multiplier;
+    blk->rec[i].shift = r->shift;
+  }
+}
+
+/* Channel i's output with zp added, before the clamp. */
+#define AOT_K_BLOCK_SCALE(acc, blk, i, sign)                                             \
+  __extension__({                                                                        \
+    int32_t lo_, hi_, m_, sh_;                                                           \
+    __asm__("ldrd %[lo], %[hi], [%[b], %[o0]]\n\t"                                       \
+            "ldrd %[m], %[sh], [%[b], %[o1]]\n\t"                                        \
+            "smlal %[lo], %[hi], %[a], %[m]\n\t"                                         \
+            "lsr %[m], %[a], #31\n\t"                                                    \
+            "smlal %[lo], %[hi], %[m], %[k]\n\t"                                         \
+            "asr %[hi], %[hi], %[sh]"                                                    \
+            : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [sh] "=&r"(sh_)           \
+            : [a] "r"(acc), [b] "r"(blk), [k] "r"(sign), [o0] "i"(16 + 16 * (i)),        \
+              [o1] "i"(24 + 16 * (i))                                                    \
+            : "memory");                                                                 \
+    (void)lo_;                                                                           \
+    hi_;                                                                                 \
+  })
+
+/* The clamp after SSAT (int8's range): which activation bounds are narrower. */
+enum { DW_CLAMP_NONE, DW_CLAMP_HI, DW_CLAMP_BOTH };
+
+static inline __attribute__((always_inline)) int8_t dw_block_clamp(int32_t v, int32_t lo,
+                                                                   int32_t hi, int32_t kind) {
+  v = __ssat(v, 8);
+  if (kind == DW_CLAMP_BOTH) v = v < lo ? lo : v;
+  if (kind != DW_CLAMP_NONE) v = v > hi ? hi : v;
+  return (int8_t)v;
+}
+
+/* The nine taps of an interior pixel: x at tap (0, 0), rows `row` and columns `col`
+ * bytes apart; x itself steps down the rows. */
+#define AOT_K_ROW_ASM(first)                  \
+  AOT_K_TAP_ASM("[%[x]]", first)              \
+  AOT_K_TAP_ASM("[%[x], %[col]]", first "+8") \
+  AOT_K_TAP_ASM("[%[x], %[col], lsl #1]", first "+16")
+#define AOT_K_PIXEL9(x_, row_, col_)                                                       \
+  do {                                                                                     \
+    const int8_t* xp_ = (x_);                                                              \
+    int32_t xv_, xo_, we_, wo_;                                                            \
+    __asm__(AOT_K_ROW_ASM("0") "add %[x], %[x], %[row]\n\t" AOT_K_ROW_ASM("24")            \
+                "add %[x], %[x], %[row]\n\t" AOT_K_ROW_ASM("48")                           \
+            : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
+              [x] "+r"(xp_), [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_),            \
+              [wo] "=&r"(wo_)                                                              \
+            : [row] "r"(row_), [col] "r"(col_), [w] "r"(w)                                 \
+            : "memory");                                                                   \
+  } while (0)
+
+/* n interior pixels of one group, `step` input and `out_step` output bytes apart; double
+ * rounding, so the sign term is -2^31 (a constant GCC keeps in a register). */
+static inline __attribute__((always_inline)) void dw3x3_run_body(
+    const int8_t* x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t* w,
+    const struct dw_block* blk, int32_t lo, int32_t hi, int32_t kind, int8_t* out,
+    int32_t out_step) {
+  const int32_t sign = INT32_MIN;
+  for (; n > 0; --n, x += step, out += out_step) {
+    int32_t acc0 = blk->bias[0], acc1 = blk->bias[1], acc2 = blk->bias[2], acc3 = blk->bias[3];
+    AOT_K_PIXEL9(x, row, col);
+    out[0] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc0, blk, 0, sign), lo, hi, kind);
+    out[1] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc1, blk, 1, sign), lo, hi, kind);
+    out[2] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc2, blk, 2, sign), lo, hi, kind);
+    out[3] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc3, blk, 3, sign), lo, hi, kind);
+  }
+}
+
+/* One function per clamp kind, so each loop is allocated on its own. */
+#define AOT_K_RUN_ARGS                                                                 \
+  const int8_t *x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t *w, \
+      const struct dw_block *blk, int32_t lo, int32_t hi, int8_t *out, int32_t out_step
+static __attribute__((noinline)) void dw3x3_run_full(AOT_K_RUN_ARGS) {
+  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, DW_CLAMP_NONE, out, out_step);
+}
+static __attribute__((noinline)) void dw3x3_run_upper(AOT_K_RUN_ARGS) {
+  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, DW_CLAMP_HI, out, out_step);
+}
+static __attribute__((noinline)) void dw3x3_run_clamped(AOT_K_RUN_ARGS) {
+  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, DW_CLAMP_BOTH, out, out_step);
+}
+#endif /* AOT_K_HAVE_DSP */
+
+void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
+                            const int8_t* weights, const int32_t* records, int8_t* output,
+                            int8_t* scratch) {
+  const struct aot_k_rq* rq = (const struct aot_k_rq*)(const void*)records;
+  const int32_t ch = p->in_c, in_h = p->in_h, in_w = p->in_w;
+  const int32_t dil_h = p->dil_h, dil_w = p->dil_w, stride_h = p->stride_h;
+  const int32_t stride_w = p->stride_w, pad_top = p->pad_top, pad_left = p->pad_left;
+  const int32_t out_h = p->out_h, out_w = p->out_w;
+  const int32_t row = dil_h * in_w * ch, col = dil_w * ch;
+  const struct dw3x3_out q = {p->output_offset, p->act_min, p->act_max, p->rounding,
+                              p->requant_form};
+  const int32_t full = q.lo == -128 && q.hi == 127;
+  /* The zero point for padded taps to read: the planner gives the scratch exactly when
+   * some pixel has a padded tap (aot/kernels/dsp.py). */
+  if (scratch) memset(scratch, (uint8_t)(int8_t)(-p->input_offset), (size_t)ch);
+  /* The interior columns [ox_lo, ox_hi): every tap column inside the image. */
+  int32_t ox_lo = 0, ox_hi = out_w;
+  while (ox_lo < out_w && dw_inside3(ox_lo * stride_w - pad_left, dil_w, in_w) != 7u) ++ox_lo;
+  while (ox_hi > ox_lo && dw_inside3((ox_hi - 1) * stride_w - pad_left, dil_w, in_w) != 7u) {
+    --ox_hi;
+  }
+#if AOT_K_HAVE_DSP
+  const int32_t runs = q.rounding == 0 && dw_blocks_fit(rq, ch, q.form) && ox_hi > ox_lo;
+#else
+  const int32_t runs = 0; /* the M3: every pixel through the tap table */
+#endif
+  for (int32_t b = 0; b < p->batches; ++b) {
+    const int8_t* image = input + b * in_h * in_w * ch;
+    int8_t* image_out = output + b * out_h * out_w * ch;
+#if AOT_K_HAVE_DSP
+    if (runs) {
+      const int32_t step = stride_w * ch;
+      struct dw_block blk;
+      for (int32_t c = 0; c < ch; c += 4) {
+        dw_block_make(&blk, rq + c, q.zp);
+        const int8_t* w = weights + 18 * c; /* 9 taps x 8 bytes per group of 4 channels */
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+          const int32_t iy0 = oy * stride_h - pad_top;
+          if (dw_inside3(iy0, dil_h, in_h) != 7u) continue;
+          const int8_t* x = image + (iy0 * in_w + ox_lo * stride_w - pad_left) * ch + c;
+          int8_t* o = image_out + (oy * out_w + ox_lo) * ch + c;
+          const int32_t n = ox_hi - ox_lo;
+          if (full) {
+            dw3x3_run_full(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
+          } else if (q.lo == -128) {
+            dw3x3_run_upper(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
+          } else {
+            dw3x3_run_clamped(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
+          }
+        }
+      }
+    }
+#endif
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      const int32_t iy0 = oy * stride_h - pad_top;
+      const uint32_t rows = dw_inside3(iy0, dil_h, in_h);
+      /* valid: bit 3 * ky + kx; each row's bit spread to its three */
+      const uint32_t row_bits = (rows & 1u) * 7u | (rows & 2u) * 28u | (rows & 4u) * 112u;
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        if (runs && rows == 7u && ox == ox_lo) {
+          ox = ox_hi - 1; /* the interior columns ran above */
+          continue;
+        }
+        const int32_t ix0 = ox * stride_w - pad_left;
+        uint32_t valid = row_bits & (dw_inside3(ix0, dil_w, in_w) * 0x49u);
+        const int8_t* x = image + (iy0 * in_w + ix0) * ch;
+        const int8_t* t[9];
+        for (int32_t k = 0; k < 9; k += 3, x += row, valid >>= 3) {
+          t[k] = (valid & 1u) ? x : scratch;
+          t[k + 1] = (valid & 2u) ? x + col : scratch;
+          t[k + 2] = (valid & 4u) ? x + 2 * col : scratch;
+        }
+        int8_t* o = image_out + (oy * out_w + ox) * ch;
+        if (full) {
+          dw3x3_edge_full(t, weights, rq, ch, &q, o);
+        } else {
+          dw3x3_edge_clamped(t, weights, rq, ch, &q, o);
+        }
+      }
+    }
   }
 }

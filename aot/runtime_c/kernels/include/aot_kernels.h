@@ -49,6 +49,13 @@ void aot_k_dwconv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
                          const int32_t* shift, int8_t* output, int8_t* scratch);
 void aot_k_fc_s8_dsp(const struct aot_k_fc_params* p, const int8_t* input,
                      const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
+/* dwconv3x3: 3x3, depth multiplier 1, in_c % 4 == 0; dwconv's weights, and records: one
+ * struct aot_k_rq per channel (aot_kernels_requant.h; the bias with the input zero point
+ * folded in), of the form p->requant_form; scratch: in_c bytes when some pixel has a
+ * padded tap, else NULL. */
+void aot_k_dwconv3x3_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
+                            const int8_t* weights, const int32_t* records, int8_t* output,
+                            int8_t* scratch);
 
 /* -- scalar: plain C (any core) --------------------------------------------------------- */
 void aot_k_conv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
@@ -59,6 +66,9 @@ void aot_k_dwconv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* inp
                             int8_t* scratch);
 void aot_k_fc_s8_scalar(const struct aot_k_fc_params* p, const int8_t* input,
                         const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
+void aot_k_dwconv3x3_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
+                               const int8_t* weights, const int32_t* records, int8_t* output,
+                               int8_t* scratch);
 
 /* -- mve: Helium / MVE (Cortex-M55) ----------------------------------------------------- */
 /* bias: int32 with the input zero point folded in. conv and fc take the model's OHWI /
