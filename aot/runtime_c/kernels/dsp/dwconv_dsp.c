@@ -8,14 +8,11 @@
  * (bias + input_offset * sum of the channel's weights), so interior pixels, which have
  * every tap inside the image, multiply raw inputs with no per-tap check.
  *
- * 3x3 on the DSP (dw3x3_groups): channel groups outermost, so a group's requantization
- * records (multiplier, 64-bit nudge with the output zero point in it, shift) and bias
- * are built once per group on the stack, and each output costs two LDRD, two SMLAL, a
- * shift, SSAT and a byte store; the taps and the records are inline assembly (GCC
- * spilled the C). Border pixels point their padded taps at a scratch holding the input
- * zero point (x + input_offset is 0 there, which the folded bias needs).
- * Other kernels (and 3x3 in the scalar build): pixels outermost, border pixels on the
- * same zero-point scratch, or without it taking back input_offset * w per padded tap.
+ * 3x3 kernels are aot_k_dwconv3x3 (the end of this file): records for the bias and
+ * requantization, interior pixels with channel groups outermost on the DSP.
+ * Other kernels: pixels outermost; border pixels point their padded taps at a scratch
+ * holding the input zero point (x + input_offset is 0 there, which the folded bias
+ * needs), or without it take back input_offset * w per padded tap.
  * Other shapes (depth multiplier > 1, channels not a multiple of 4) take the scalar loop
  * over TFLite's [1, KH, KW, out_c] weights. */
 #include "aot_kernels.h"
@@ -277,11 +274,34 @@ static inline uint32_t dw_inside3(int32_t first, int32_t dil, int32_t size) {
             : [t] "r"(taps), [c] "r"(c_), [w] "r"(w)                                       \
             : "memory");                                                                   \
   } while (0)
+/* What a high-form requantization does once the nudge is in lo:hi and the multiplier
+ * in m: the SMLAL, the sign term as [acc < 0] times k by a second SMLAL, the shift. */
+#define AOT_K_HIGH_TAIL_ASM                  \
+  "smlal %[lo], %[hi], %[a], %[m]\n\t"       \
+  "lsr %[m], %[a], #31\n\t"                 \
+  "smlal %[lo], %[hi], %[m], %[k]\n\t"       \
+  "asr %[hi], %[hi], %[sh]"
+/* aot_k_rq_high of record r in assembly (the C form costs about 17 instructions with
+ * GCC 12: a UMULL and MLA for the sign term); the value before zp is added. */
+#define AOT_K_RQ_HIGH_ASM(acc, r)                                                        \
+  __extension__({                                                                        \
+    int32_t lo_, hi_, m_, sh_, k_;                                                       \
+    __asm__("ldrd %[lo], %[hi], [%[b], #8]\n\t"                                          \
+            "ldrd %[sh], %[k], [%[b], #16]\n\t"                                          \
+            "ldr %[m], [%[b], #4]\n\t" AOT_K_HIGH_TAIL_ASM                               \
+            : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [sh] "=&r"(sh_),          \
+              [k] "=&r"(k_)                                                              \
+            : [a] "r"(acc), [b] "r"(r)                                                   \
+            : "memory");                                                                 \
+    (void)lo_;                                                                           \
+    hi_;                                                                                 \
+  })
 #else
 #define AOT_K_PIXEL9_AT(taps, c_)                                                          \
   do {                                                                                     \
     for (int32_t k_ = 0; k_ < 9; ++k_) AOT_K_TAP((taps)[k_] + (c_), 8 * k_);               \
   } while (0)
+#define AOT_K_RQ_HIGH_ASM(acc, r) aot_k_rq_high(r, acc)
 #endif
 
 /* What every output of a call shares. */
@@ -298,10 +318,10 @@ static inline __attribute__((always_inline)) void dw3x3_edge_body(
     int32_t acc0 = rq[0].bias, acc1 = rq[1].bias, acc2 = rq[2].bias, acc3 = rq[3].bias;
     AOT_K_PIXEL9_AT(t, c);
     if (q->form == AOT_K_RQ_HIGH) {
-      out[c] = aot_k_rq_out(aot_k_rq_high(&rq[0], acc0), zp, lo, hi, full);
-      out[c + 1] = aot_k_rq_out(aot_k_rq_high(&rq[1], acc1), zp, lo, hi, full);
-      out[c + 2] = aot_k_rq_out(aot_k_rq_high(&rq[2], acc2), zp, lo, hi, full);
-      out[c + 3] = aot_k_rq_out(aot_k_rq_high(&rq[3], acc3), zp, lo, hi, full);
+      out[c] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc0, &rq[0]), zp, lo, hi, full);
+      out[c + 1] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc1, &rq[1]), zp, lo, hi, full);
+      out[c + 2] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc2, &rq[2]), zp, lo, hi, full);
+      out[c + 3] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc3, &rq[3]), zp, lo, hi, full);
     } else {
       const int32_t r = q->rounding;
       out[c] = aot_k_rq_apply(&rq[0], acc0, AOT_K_RQ_GENERAL, r, zp, lo, hi);
@@ -373,11 +393,7 @@ static void dw_block_make(struct dw_block* blk, const struct aot_k_rq* rq, int32
   __extension__({                                                                        \
     int32_t lo_, hi_, m_, sh_;                                                           \
     __asm__("ldrd %[lo], %[hi], [%[b], %[o0]]\n\t"                                       \
-            "ldrd %[m], %[sh], [%[b], %[o1]]\n\t"                                        \
-            "smlal %[lo], %[hi], %[a], %[m]\n\t"                                         \
-            "lsr %[m], %[a], #31\n\t"                                                    \
-            "smlal %[lo], %[hi], %[m], %[k]\n\t"                                         \
-            "asr %[hi], %[hi], %[sh]"                                                    \
+            "ldrd %[m], %[sh], [%[b], %[o1]]\n\t" AOT_K_HIGH_TAIL_ASM                    \
             : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [sh] "=&r"(sh_)           \
             : [a] "r"(acc), [b] "r"(blk), [k] "r"(sign), [o0] "i"(16 + 16 * (i)),        \
               [o1] "i"(24 + 16 * (i))                                                    \
