@@ -122,7 +122,9 @@ def test_requantization_forms_match_litert(isa: str, tmp_path: Path) -> None:
 
 # aot_k_dwconv3x3: interior runs per channel group with the records (zero point folded
 # into the nudge; each clamp kind by the drawn activations and zero points), border
-# pixels through the tap table, no border (no scratch), batches, stride 2, dilation 2;
+# columns as runs down 4 rows or more (left, right, both, two of them with dilation 2),
+# the other border pixels through the tap table, no border (no scratch), batches,
+# stride 2, dilation 2;
 # weight scales giving a left shift (the general records: every pixel through the tap
 # table) and right shifts too large to fold the zero point into (the same).
 DEPTHWISE_3X3_SHAPES = tuple(
@@ -137,6 +139,9 @@ DEPTHWISE_3X3_SHAPES = tuple(
         (1, 6, 5, 8, (2, 1), (1, 1), True, None),
         (1, 7, 7, 4, (1, 1), (1, 1), True, None),
         (1, 4, 5, 20, (1, 2), (1, 1), True, None),
+        (1, 10, 9, 8, (1, 2), (1, 1), True, None),
+        (1, 9, 8, 4, (1, 2), (1, 1), True, None),
+        (1, 10, 8, 4, (1, 1), (2, 2), True, None),
         (1, 6, 7, 8, (1, 1), (1, 1), True, 3.0),
         (1, 6, 7, 8, (1, 1), (1, 1), True, 1e-7),
     ]

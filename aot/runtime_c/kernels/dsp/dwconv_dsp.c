@@ -249,6 +249,16 @@ static inline uint32_t dw_inside3(int32_t first, int32_t dil, int32_t size) {
          (uint32_t)((uint32_t)(first + 2 * dil) < (uint32_t)size) << 2;
 }
 
+/* Which tap columns a run skips. */
+enum { DW_COLUMNS_ALL, DW_COLUMNS_BUT_FIRST, DW_COLUMNS_BUT_LAST };
+
+/* Whether border column ox (tap columns inside: cols) runs as a column, and which. */
+static inline int32_t dw_column_kind(int32_t ox, int32_t ox_lo, int32_t ox_hi, uint32_t cols) {
+  if (ox < ox_lo && cols == 6u) return DW_COLUMNS_BUT_FIRST;
+  if (ox >= ox_hi && cols == 3u) return DW_COLUMNS_BUT_LAST;
+  return DW_COLUMNS_ALL; /* neither: the tap table */
+}
+
 #if AOT_K_HAVE_DSP
 #define AOT_K_TAP_ASM(addr, woff)            \
   "ldr %[xv], " addr "\n\t"                  \
@@ -358,7 +368,23 @@ struct dw_record {
 struct dw_block {
   int32_t bias[4];
   struct dw_record rec[4];
+  /* the bias of a pixel whose first (left) or last (right) tap column is padding: the
+   * padded taps' zp * w put back, so those pixels skip the three taps */
+  int32_t bias_left[4], bias_right[4];
 };
+
+/* zp * (the weights of taps a, a + 3, a + 6) of channel i, from the group's halfword
+ * layout (per tap: channels 0, 2, 1, 3). */
+static int32_t dw_column_weights(const int8_t* w, int32_t a, int32_t i) {
+  static const int8_t lane[4] = {0, 2, 1, 3};
+  int32_t sum = 0;
+  for (int32_t t = a; t < 9; t += 3) {
+    int16_t v;
+    memcpy(&v, w + 8 * t + 2 * lane[i], 2);
+    sum += v;
+  }
+  return sum;
+}
 
 /* Whether the folded zero point stays inside the nudge's range for every channel: the
  * high word's shift at most 22 (|zp * 2^(32+22)| < 2^61, the sum below 2^63). */
@@ -370,10 +396,19 @@ static int32_t dw_blocks_fit(const struct aot_k_rq* rq, int32_t ch, int32_t form
   return 1;
 }
 
-static void dw_block_make(struct dw_block* blk, const struct aot_k_rq* rq, int32_t zp) {
+/* columns: whether the column runs need bias_left and bias_right. */
+static void dw_block_make(struct dw_block* blk, const struct aot_k_rq* rq, int32_t zp,
+                          const int8_t* w, int32_t input_zp, int32_t columns) {
   for (int32_t i = 0; i < 4; ++i) {
     const struct aot_k_rq* r = &rq[i];
     blk->bias[i] = r->bias;
+    if (columns) {
+      /* int32 wraps as TFLite's accumulator does */
+      blk->bias_left[i] = (int32_t)((uint32_t)r->bias +
+                                    (uint32_t)input_zp * (uint32_t)dw_column_weights(w, 0, i));
+      blk->bias_right[i] = (int32_t)((uint32_t)r->bias +
+                                     (uint32_t)input_zp * (uint32_t)dw_column_weights(w, 2, i));
+    }
     int64_t nudge = (int64_t)(((uint64_t)(uint32_t)r->nudge_hi << 32) | r->nudge_lo);
     if (r->multiplier == 0) {
       /* a dead channel gives zp: 2^31 in the low word absorbs the sign term's borrow */
@@ -419,29 +454,51 @@ static inline __attribute__((always_inline)) int8_t dw_block_clamp(int32_t v, in
   AOT_K_TAP_ASM("[%[x]]", first)              \
   AOT_K_TAP_ASM("[%[x], %[col]]", first "+8") \
   AOT_K_TAP_ASM("[%[x], %[col], lsl #1]", first "+16")
-#define AOT_K_PIXEL9(x_, row_, col_)                                                       \
+/* Two tap columns of a row, x at the first of them, weights from tap column c0. */
+#define AOT_K_ROW2_ASM(first, c0) \
+  AOT_K_TAP_ASM("[%[x]]", first "+8*" c0) AOT_K_TAP_ASM("[%[x], %[col]]", first "+8+8*" c0)
+/* One pixel's taps, each row's taps given by ROW(weight offset of the row). */
+#define AOT_K_PIXEL_ROWS(x_, row_, col_, r0, r1, r2)                                       \
   do {                                                                                     \
     const int8_t* xp_ = (x_);                                                              \
     int32_t xv_, xo_, we_, wo_;                                                            \
-    __asm__(AOT_K_ROW_ASM("0") "add %[x], %[x], %[row]\n\t" AOT_K_ROW_ASM("24")            \
-                "add %[x], %[x], %[row]\n\t" AOT_K_ROW_ASM("48")                           \
+    __asm__(r0 "add %[x], %[x], %[row]\n\t" r1 "add %[x], %[x], %[row]\n\t" r2            \
             : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
               [x] "+r"(xp_), [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_),            \
               [wo] "=&r"(wo_)                                                              \
             : [row] "r"(row_), [col] "r"(col_), [w] "r"(w)                                 \
             : "memory");                                                                   \
   } while (0)
+#define AOT_K_PIXEL9(x_, row_, col_) \
+  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW_ASM("0"), AOT_K_ROW_ASM("24"), AOT_K_ROW_ASM("48"))
+/* The last two tap columns (x at column 1), or the first two. */
+#define AOT_K_PIXEL6_LEFT(x_, row_, col_)                                                  \
+  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("0", "1"), AOT_K_ROW2_ASM("24", "1"),    \
+                   AOT_K_ROW2_ASM("48", "1"))
+#define AOT_K_PIXEL6_RIGHT(x_, row_, col_)                                                 \
+  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("0", "0"), AOT_K_ROW2_ASM("24", "0"),    \
+                   AOT_K_ROW2_ASM("48", "0"))
+
 
 /* n interior pixels of one group, `step` input and `out_step` output bytes apart; double
  * rounding, so the sign term is -2^31 (a constant GCC keeps in a register). */
 static inline __attribute__((always_inline)) void dw3x3_run_body(
     const int8_t* x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t* w,
-    const struct dw_block* blk, int32_t lo, int32_t hi, int32_t kind, int8_t* out,
-    int32_t out_step) {
+    const struct dw_block* blk, int32_t lo, int32_t hi, int32_t kind, int32_t columns,
+    int8_t* out, int32_t out_step) {
   const int32_t sign = INT32_MIN;
+  const int32_t* bias = columns == DW_COLUMNS_ALL         ? blk->bias
+                        : columns == DW_COLUMNS_BUT_FIRST ? blk->bias_left
+                                                          : blk->bias_right;
   for (; n > 0; --n, x += step, out += out_step) {
-    int32_t acc0 = blk->bias[0], acc1 = blk->bias[1], acc2 = blk->bias[2], acc3 = blk->bias[3];
-    AOT_K_PIXEL9(x, row, col);
+    int32_t acc0 = bias[0], acc1 = bias[1], acc2 = bias[2], acc3 = bias[3];
+    if (columns == DW_COLUMNS_ALL) {
+      AOT_K_PIXEL9(x, row, col);
+    } else if (columns == DW_COLUMNS_BUT_FIRST) {
+      AOT_K_PIXEL6_LEFT(x, row, col);
+    } else {
+      AOT_K_PIXEL6_RIGHT(x, row, col);
+    }
     out[0] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc0, blk, 0, sign), lo, hi, kind);
     out[1] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc1, blk, 1, sign), lo, hi, kind);
     out[2] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc2, blk, 2, sign), lo, hi, kind);
@@ -453,14 +510,31 @@ static inline __attribute__((always_inline)) void dw3x3_run_body(
 #define AOT_K_RUN_ARGS                                                                 \
   const int8_t *x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t *w, \
       const struct dw_block *blk, int32_t lo, int32_t hi, int8_t *out, int32_t out_step
+#define AOT_K_RUN_CALL(kind, columns) \
+  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, kind, columns, out, out_step)
 static __attribute__((noinline)) void dw3x3_run_full(AOT_K_RUN_ARGS) {
-  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, DW_CLAMP_NONE, out, out_step);
+  AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_COLUMNS_ALL);
 }
 static __attribute__((noinline)) void dw3x3_run_upper(AOT_K_RUN_ARGS) {
-  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, DW_CLAMP_HI, out, out_step);
+  AOT_K_RUN_CALL(DW_CLAMP_HI, DW_COLUMNS_ALL);
 }
 static __attribute__((noinline)) void dw3x3_run_clamped(AOT_K_RUN_ARGS) {
-  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, DW_CLAMP_BOTH, out, out_step);
+  AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_COLUMNS_ALL);
+}
+/* Columns of pixels whose first or last tap column is padding, top to bottom. */
+static __attribute__((noinline)) void dw3x3_column_full(AOT_K_RUN_ARGS, int32_t columns) {
+  if (columns == DW_COLUMNS_BUT_FIRST) {
+    AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_COLUMNS_BUT_FIRST);
+  } else {
+    AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_COLUMNS_BUT_LAST);
+  }
+}
+static __attribute__((noinline)) void dw3x3_column_clamped(AOT_K_RUN_ARGS, int32_t columns) {
+  if (columns == DW_COLUMNS_BUT_FIRST) {
+    AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_COLUMNS_BUT_FIRST);
+  } else {
+    AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_COLUMNS_BUT_LAST);
+  }
 }
 #endif /* AOT_K_HAVE_DSP */
 
@@ -486,9 +560,18 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
     --ox_hi;
   }
 #if AOT_K_HAVE_DSP
+  /* and the rows [oy_lo, oy_hi) whose tap rows are all inside */
+  int32_t oy_lo = 0, oy_hi = out_h;
+  while (oy_lo < out_h && dw_inside3(oy_lo * stride_h - pad_top, dil_h, in_h) != 7u) ++oy_lo;
+  while (oy_hi > oy_lo && dw_inside3((oy_hi - 1) * stride_h - pad_top, dil_h, in_h) != 7u) {
+    --oy_hi;
+  }
+  /* Border columns as runs down the rows: below 4 rows the column biases (built per
+   * group) and the calls cost more than the tap table (vww_96_int8's 3x3 image). */
   const int32_t runs = q.rounding == 0 && dw_blocks_fit(rq, ch, q.form) && ox_hi > ox_lo;
+  const int32_t columns = runs && oy_hi - oy_lo >= 4;
 #else
-  const int32_t runs = 0; /* the M3: every pixel through the tap table */
+  const int32_t runs = 0, columns = 0; /* the M3: every pixel through the tap table */
 #endif
   for (int32_t b = 0; b < p->batches; ++b) {
     const int8_t* image = input + b * in_h * in_w * ch;
@@ -498,8 +581,8 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
       const int32_t step = stride_w * ch;
       struct dw_block blk;
       for (int32_t c = 0; c < ch; c += 4) {
-        dw_block_make(&blk, rq + c, q.zp);
         const int8_t* w = weights + 18 * c; /* 9 taps x 8 bytes per group of 4 channels */
+        dw_block_make(&blk, rq + c, q.zp, w, -p->input_offset, columns);
         for (int32_t oy = 0; oy < out_h; ++oy) {
           const int32_t iy0 = oy * stride_h - pad_top;
           if (dw_inside3(iy0, dil_h, in_h) != 7u) continue;
@@ -512,6 +595,23 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
             dw3x3_run_upper(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
           } else {
             dw3x3_run_clamped(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
+          }
+        }
+        for (int32_t ox = 0; ox < out_w && columns; ++ox) {
+          const int32_t ix0 = ox * stride_w - pad_left;
+          const int32_t kind = dw_column_kind(ox, ox_lo, ox_hi, dw_inside3(ix0, dil_w, in_w));
+          if (kind == DW_COLUMNS_ALL) continue;
+          const int32_t iy0 = oy_lo * stride_h - pad_top;
+          /* x at the first tap column inside */
+          const int8_t* x = image + (iy0 * in_w + ix0) * ch + c +
+                            (kind == DW_COLUMNS_BUT_FIRST ? col : 0);
+          int8_t* o = image_out + (oy_lo * out_w + ox) * ch + c;
+          const int32_t n = oy_hi - oy_lo, down = stride_h * in_w * ch;
+          if (full) {
+            dw3x3_column_full(x, n, down, row, col, w, &blk, q.lo, q.hi, o, out_w * ch, kind);
+          } else {
+            dw3x3_column_clamped(x, n, down, row, col, w, &blk, q.lo, q.hi, o, out_w * ch,
+                                 kind);
           }
         }
       }
@@ -528,7 +628,11 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
           continue;
         }
         const int32_t ix0 = ox * stride_w - pad_left;
-        uint32_t valid = row_bits & (dw_inside3(ix0, dil_w, in_w) * 0x49u);
+        const uint32_t cols = dw_inside3(ix0, dil_w, in_w);
+        if (columns && rows == 7u && dw_column_kind(ox, ox_lo, ox_hi, cols) != DW_COLUMNS_ALL) {
+          continue; /* ran above as a column */
+        }
+        uint32_t valid = row_bits & (cols * 0x49u);
         const int8_t* x = image + (iy0 * in_w + ix0) * ch;
         const int8_t* t[9];
         for (int32_t k = 0; k < 9; k += 3, x += row, valid >>= 3) {
