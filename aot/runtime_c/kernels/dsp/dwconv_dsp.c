@@ -15,6 +15,8 @@
  * needs), or without it take back input_offset * w per padded tap.
  * Other shapes (depth multiplier > 1, channels not a multiple of 4) take the scalar loop
  * over TFLite's [1, KH, KW, out_c] weights. */
+#include <stddef.h>
+
 #include "aot_kernels.h"
 #ifdef AOT_K_SCALAR
 #define AOT_K_FN(op) aot_k_##op##_s8_scalar
@@ -292,8 +294,14 @@ static inline int32_t dw_column_kind(int32_t ox, int32_t ox_lo, int32_t ox_hi, u
   "smlal %[lo], %[hi], %[m], %[k]\n\t"       \
   "asr %[hi], %[hi], %[sh]"
 /* aot_k_rq_high of record r in assembly (the C form costs about 17 instructions with
- * GCC 12: a UMULL and MLA for the sign term); the value before zp is added. */
-#define AOT_K_RQ_HIGH_ASM(acc, r)                                                        \
+ * GCC 12: a UMULL and MLA for the sign term); the value before zp is added. The offsets
+ * are struct aot_k_rq's, checked below. */
+_Static_assert(offsetof(struct aot_k_rq, multiplier) == 4 &&
+                   offsetof(struct aot_k_rq, nudge_lo) == 8 &&
+                   offsetof(struct aot_k_rq, shift) == 16 &&
+                   offsetof(struct aot_k_rq, sign_term) == 20,
+               "DW_RECORD_SCALE reads struct aot_k_rq at these offsets");
+#define DW_RECORD_SCALE(acc, r)                                                        \
   __extension__({                                                                        \
     int32_t lo_, hi_, m_, sh_, k_;                                                       \
     __asm__("ldrd %[lo], %[hi], [%[b], #8]\n\t"                                          \
@@ -311,7 +319,7 @@ static inline int32_t dw_column_kind(int32_t ox, int32_t ox_lo, int32_t ox_hi, u
   do {                                                                                     \
     for (int32_t k_ = 0; k_ < 9; ++k_) AOT_K_TAP((taps)[k_] + (c_), 8 * k_);               \
   } while (0)
-#define AOT_K_RQ_HIGH_ASM(acc, r) aot_k_rq_high(r, acc)
+#define DW_RECORD_SCALE(acc, r) aot_k_rq_high(r, acc)
 #endif
 
 /* What every output of a call shares. */
@@ -328,10 +336,10 @@ static inline __attribute__((always_inline)) void dw3x3_edge_body(
     int32_t acc0 = rq[0].bias, acc1 = rq[1].bias, acc2 = rq[2].bias, acc3 = rq[3].bias;
     AOT_K_PIXEL9_AT(t, c);
     if (q->form == AOT_K_RQ_HIGH) {
-      out[c] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc0, &rq[0]), zp, lo, hi, full);
-      out[c + 1] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc1, &rq[1]), zp, lo, hi, full);
-      out[c + 2] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc2, &rq[2]), zp, lo, hi, full);
-      out[c + 3] = aot_k_rq_out(AOT_K_RQ_HIGH_ASM(acc3, &rq[3]), zp, lo, hi, full);
+      out[c] = aot_k_rq_out(DW_RECORD_SCALE(acc0, &rq[0]), zp, lo, hi, full);
+      out[c + 1] = aot_k_rq_out(DW_RECORD_SCALE(acc1, &rq[1]), zp, lo, hi, full);
+      out[c + 2] = aot_k_rq_out(DW_RECORD_SCALE(acc2, &rq[2]), zp, lo, hi, full);
+      out[c + 3] = aot_k_rq_out(DW_RECORD_SCALE(acc3, &rq[3]), zp, lo, hi, full);
     } else {
       const int32_t r = q->rounding;
       out[c] = aot_k_rq_apply(&rq[0], acc0, AOT_K_RQ_GENERAL, r, zp, lo, hi);
@@ -372,6 +380,8 @@ struct dw_block {
    * padded taps' zp * w put back, so those pixels skip the three taps */
   int32_t bias_left[4], bias_right[4];
 };
+_Static_assert(offsetof(struct dw_block, rec) == 16 && sizeof(struct dw_record) == 16,
+               "AOT_K_BLOCK_SCALE reads the records at 16 + 16 * i");
 
 /* zp * (the weights of taps a, a + 3, a + 6) of channel i, from the group's halfword
  * layout (per tap: channels 0, 2, 1, 3). */
