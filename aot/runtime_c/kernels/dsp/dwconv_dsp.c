@@ -379,9 +379,13 @@ struct dw_block {
   /* the bias of a pixel whose first (left) or last (right) tap column is padding: the
    * padded taps' zp * w put back, so those pixels skip the three taps */
   int32_t bias_left[4], bias_right[4];
+  /* the group's weights (9 taps x 8 bytes), so one pointer reaches weights and records
+   * and GCC has a register more for the loop */
+  int8_t weights[72];
 };
-_Static_assert(offsetof(struct dw_block, rec) == 16 && sizeof(struct dw_record) == 16,
-               "AOT_K_BLOCK_SCALE reads the records at 16 + 16 * i");
+_Static_assert(offsetof(struct dw_block, rec) == 16 && sizeof(struct dw_record) == 16 &&
+                   offsetof(struct dw_block, weights) == 112,
+               "AOT_K_BLOCK_SCALE reads the records at 16 + 16 * i, the taps the weights at 112");
 
 /* zp * (the weights of taps a, a + 3, a + 6) of channel i, from the group's halfword
  * layout (per tap: channels 0, 2, 1, 3). */
@@ -412,6 +416,7 @@ static void dw_block_make(struct dw_block* blk, const struct aot_k_rq* rq, int32
   for (int32_t i = 0; i < 4; ++i) {
     const struct aot_k_rq* r = &rq[i];
     blk->bias[i] = r->bias;
+    if (i == 0) memcpy(blk->weights, w, sizeof blk->weights);
     if (columns) {
       /* int32 wraps as TFLite's accumulator does */
       blk->bias_left[i] = (int32_t)((uint32_t)r->bias +
@@ -476,24 +481,25 @@ static inline __attribute__((always_inline)) int8_t dw_block_clamp(int32_t v, in
             : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
               [x] "+r"(xp_), [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_),            \
               [wo] "=&r"(wo_)                                                              \
-            : [row] "r"(row_), [col] "r"(col_), [w] "r"(w)                                 \
+            : [row] "r"(row_), [col] "r"(col_), [w] "r"(blk)                               \
             : "memory");                                                                   \
   } while (0)
-#define AOT_K_PIXEL9(x_, row_, col_) \
-  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW_ASM("0"), AOT_K_ROW_ASM("24"), AOT_K_ROW_ASM("48"))
+#define AOT_K_PIXEL9(x_, row_, col_)                                                      \
+  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW_ASM("112+0"), AOT_K_ROW_ASM("112+24"),        \
+                   AOT_K_ROW_ASM("112+48"))
 /* The last two tap columns (x at column 1), or the first two. */
 #define AOT_K_PIXEL6_LEFT(x_, row_, col_)                                                  \
-  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("0", "1"), AOT_K_ROW2_ASM("24", "1"),    \
-                   AOT_K_ROW2_ASM("48", "1"))
+  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("112+0", "1"),                           \
+                   AOT_K_ROW2_ASM("112+24", "1"), AOT_K_ROW2_ASM("112+48", "1"))
 #define AOT_K_PIXEL6_RIGHT(x_, row_, col_)                                                 \
-  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("0", "0"), AOT_K_ROW2_ASM("24", "0"),    \
-                   AOT_K_ROW2_ASM("48", "0"))
+  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("112+0", "0"),                           \
+                   AOT_K_ROW2_ASM("112+24", "0"), AOT_K_ROW2_ASM("112+48", "0"))
 
 
 /* n interior pixels of one group, `step` input and `out_step` output bytes apart; double
  * rounding, so the sign term is -2^31 (a constant GCC keeps in a register). */
 static inline __attribute__((always_inline)) void dw3x3_run_body(
-    const int8_t* x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t* w,
+    const int8_t* x, int32_t n, int32_t step, int32_t row, int32_t col,
     const struct dw_block* blk, int32_t lo, int32_t hi, int32_t kind, int32_t columns,
     int8_t* out, int32_t out_step) {
   const int32_t sign = INT32_MIN;
@@ -518,10 +524,10 @@ static inline __attribute__((always_inline)) void dw3x3_run_body(
 
 /* One function per clamp kind, so each loop is allocated on its own. */
 #define AOT_K_RUN_ARGS                                                                 \
-  const int8_t *x, int32_t n, int32_t step, int32_t row, int32_t col, const int8_t *w, \
+  const int8_t *x, int32_t n, int32_t step, int32_t row, int32_t col, \
       const struct dw_block *blk, int32_t lo, int32_t hi, int8_t *out, int32_t out_step
 #define AOT_K_RUN_CALL(kind, columns) \
-  dw3x3_run_body(x, n, step, row, col, w, blk, lo, hi, kind, columns, out, out_step)
+  dw3x3_run_body(x, n, step, row, col, blk, lo, hi, kind, columns, out, out_step)
 static __attribute__((noinline)) void dw3x3_run_full(AOT_K_RUN_ARGS) {
   AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_COLUMNS_ALL);
 }
@@ -578,7 +584,10 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
   }
   /* Border columns as runs down the rows: below 4 rows the column biases (built per
    * group) and the calls cost more than the tap table (vww_96_int8's 3x3 image). */
-  const int32_t runs = q.rounding == 0 && dw_blocks_fit(rq, ch, q.form) && ox_hi > ox_lo;
+  /* Below 8 interior pixels the blocks (built per group) cost more than the runs save:
+   * vww_96_int8's 3x3 image, one interior pixel per group, goes through the tap table. */
+  const int32_t runs = q.rounding == 0 && dw_blocks_fit(rq, ch, q.form) && ox_hi > ox_lo &&
+                       (ox_hi - ox_lo) * (oy_hi - oy_lo) >= 8;
   const int32_t columns = runs && oy_hi - oy_lo >= 4;
 #else
   const int32_t runs = 0, columns = 0; /* the M3: every pixel through the tap table */
@@ -600,11 +609,11 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
           int8_t* o = image_out + (oy * out_w + ox_lo) * ch + c;
           const int32_t n = ox_hi - ox_lo;
           if (full) {
-            dw3x3_run_full(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
+            dw3x3_run_full(x, n, step, row, col, &blk, q.lo, q.hi, o, ch);
           } else if (q.lo == -128) {
-            dw3x3_run_upper(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
+            dw3x3_run_upper(x, n, step, row, col, &blk, q.lo, q.hi, o, ch);
           } else {
-            dw3x3_run_clamped(x, n, step, row, col, w, &blk, q.lo, q.hi, o, ch);
+            dw3x3_run_clamped(x, n, step, row, col, &blk, q.lo, q.hi, o, ch);
           }
         }
         for (int32_t ox = 0; ox < out_w && columns; ++ox) {
@@ -618,9 +627,9 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
           int8_t* o = image_out + (oy_lo * out_w + ox) * ch + c;
           const int32_t n = oy_hi - oy_lo, down = stride_h * in_w * ch;
           if (full) {
-            dw3x3_column_full(x, n, down, row, col, w, &blk, q.lo, q.hi, o, out_w * ch, kind);
+            dw3x3_column_full(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch, kind);
           } else {
-            dw3x3_column_clamped(x, n, down, row, col, w, &blk, q.lo, q.hi, o, out_w * ch,
+            dw3x3_column_clamped(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch,
                                  kind);
           }
         }
