@@ -251,14 +251,27 @@ static inline uint32_t dw_inside3(int32_t first, int32_t dil, int32_t size) {
          (uint32_t)((uint32_t)(first + 2 * dil) < (uint32_t)size) << 2;
 }
 
-/* Which tap columns a run skips. */
-enum { DW_COLUMNS_ALL, DW_COLUMNS_BUT_FIRST, DW_COLUMNS_BUT_LAST };
+/* Which taps a run skips (a padded tap column or row). */
+enum {
+  DW_TAPS_ALL,
+  DW_TAPS_BUT_FIRST_COLUMN,
+  DW_TAPS_BUT_LAST_COLUMN,
+  DW_TAPS_BUT_FIRST_ROW,
+  DW_TAPS_BUT_LAST_ROW
+};
 
 /* Whether border column ox (tap columns inside: cols) runs as a column, and which. */
 static inline int32_t dw_column_kind(int32_t ox, int32_t ox_lo, int32_t ox_hi, uint32_t cols) {
-  if (ox < ox_lo && cols == 6u) return DW_COLUMNS_BUT_FIRST;
-  if (ox >= ox_hi && cols == 3u) return DW_COLUMNS_BUT_LAST;
-  return DW_COLUMNS_ALL; /* neither: the tap table */
+  if (ox < ox_lo && cols == 6u) return DW_TAPS_BUT_FIRST_COLUMN;
+  if (ox >= ox_hi && cols == 3u) return DW_TAPS_BUT_LAST_COLUMN;
+  return DW_TAPS_ALL; /* neither: the tap table */
+}
+
+/* The same for border row oy (tap rows inside: rows) across the interior columns. */
+static inline int32_t dw_row_kind(int32_t oy, int32_t oy_lo, int32_t oy_hi, uint32_t rows) {
+  if (oy < oy_lo && rows == 6u) return DW_TAPS_BUT_FIRST_ROW;
+  if (oy >= oy_hi && rows == 3u) return DW_TAPS_BUT_LAST_ROW;
+  return DW_TAPS_ALL;
 }
 
 #if AOT_K_HAVE_DSP
@@ -382,22 +395,21 @@ struct dw_block {
   /* the group's weights (9 taps x 8 bytes), so one pointer reaches weights and records
    * and GCC has a register more for the loop */
   int8_t weights[72];
+  int32_t bias_top[4], bias_bottom[4]; /* the same for a padded first or last tap row */
 };
 _Static_assert(offsetof(struct dw_block, rec) == 16 && sizeof(struct dw_record) == 16 &&
                    offsetof(struct dw_block, weights) == 112,
                "AOT_K_BLOCK_SCALE reads the records at 16 + 16 * i, the taps the weights at 112");
 
-/* zp * (the weights of taps a, a + 3, a + 6) of channel i, from the group's halfword
- * layout (per tap: channels 0, 2, 1, 3). */
-static int32_t dw_column_weights(const int8_t* w, int32_t a, int32_t i) {
+/* Channel i's nine weights, from the group's halfword layout (per tap: channels 0, 2,
+ * 1, 3). */
+static void dw_channel_weights(const int8_t* w, int32_t i, int32_t out[9]) {
   static const int8_t lane[4] = {0, 2, 1, 3};
-  int32_t sum = 0;
-  for (int32_t t = a; t < 9; t += 3) {
+  for (int32_t t = 0; t < 9; ++t) {
     int16_t v;
     memcpy(&v, w + 8 * t + 2 * lane[i], 2);
-    sum += v;
+    out[t] = v;
   }
-  return sum;
 }
 
 /* Whether the folded zero point stays inside the nudge's range for every channel: the
@@ -410,19 +422,26 @@ static int32_t dw_blocks_fit(const struct aot_k_rq* rq, int32_t ch, int32_t form
   return 1;
 }
 
-/* columns: whether the column runs need bias_left and bias_right. */
+/* The bias with zp * the padded taps' weights put back (int32 wraps as TFLite's
+ * accumulator does). */
+static int32_t dw_edge_bias(int32_t bias, int32_t input_zp, int32_t weights) {
+  return (int32_t)((uint32_t)bias + (uint32_t)input_zp * (uint32_t)weights);
+}
+
+/* columns, rows: whether the column or row runs need their biases. */
 static void dw_block_make(struct dw_block* blk, const struct aot_k_rq* rq, int32_t zp,
-                          const int8_t* w, int32_t input_zp, int32_t columns) {
+                          const int8_t* w, int32_t input_zp, int32_t columns, int32_t rows) {
   for (int32_t i = 0; i < 4; ++i) {
     const struct aot_k_rq* r = &rq[i];
     blk->bias[i] = r->bias;
     if (i == 0) memcpy(blk->weights, w, sizeof blk->weights);
-    if (columns) {
-      /* int32 wraps as TFLite's accumulator does */
-      blk->bias_left[i] = (int32_t)((uint32_t)r->bias +
-                                    (uint32_t)input_zp * (uint32_t)dw_column_weights(w, 0, i));
-      blk->bias_right[i] = (int32_t)((uint32_t)r->bias +
-                                     (uint32_t)input_zp * (uint32_t)dw_column_weights(w, 2, i));
+    if (columns || rows) {
+      int32_t k[9];
+      dw_channel_weights(w, i, k);
+      blk->bias_left[i] = dw_edge_bias(r->bias, input_zp, k[0] + k[3] + k[6]);
+      blk->bias_right[i] = dw_edge_bias(r->bias, input_zp, k[2] + k[5] + k[8]);
+      blk->bias_top[i] = dw_edge_bias(r->bias, input_zp, k[0] + k[1] + k[2]);
+      blk->bias_bottom[i] = dw_edge_bias(r->bias, input_zp, k[6] + k[7] + k[8]);
     }
     int64_t nudge = (int64_t)(((uint64_t)(uint32_t)r->nudge_hi << 32) | r->nudge_lo);
     if (r->multiplier == 0) {
@@ -484,6 +503,22 @@ static inline __attribute__((always_inline)) int8_t dw_block_clamp(int32_t v, in
             : [row] "r"(row_), [col] "r"(col_), [w] "r"(blk)                               \
             : "memory");                                                                   \
   } while (0)
+/* Two tap rows (x at the first of them). */
+#define AOT_K_PIXEL_ROWS2(x_, row_, col_, r0, r1)                                          \
+  do {                                                                                     \
+    const int8_t* xp_ = (x_);                                                              \
+    int32_t xv_, xo_, we_, wo_;                                                            \
+    __asm__(r0 "add %[x], %[x], %[row]\n\t" r1                                             \
+            : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
+              [x] "+r"(xp_), [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_),            \
+              [wo] "=&r"(wo_)                                                              \
+            : [row] "r"(row_), [col] "r"(col_), [w] "r"(blk)                               \
+            : "memory");                                                                   \
+  } while (0)
+#define AOT_K_PIXEL6_TOP(x_, row_, col_) \
+  AOT_K_PIXEL_ROWS2(x_, row_, col_, AOT_K_ROW_ASM("112+24"), AOT_K_ROW_ASM("112+48"))
+#define AOT_K_PIXEL6_BOTTOM(x_, row_, col_) \
+  AOT_K_PIXEL_ROWS2(x_, row_, col_, AOT_K_ROW_ASM("112+0"), AOT_K_ROW_ASM("112+24"))
 #define AOT_K_PIXEL9(x_, row_, col_)                                                      \
   AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW_ASM("112+0"), AOT_K_ROW_ASM("112+24"),        \
                    AOT_K_ROW_ASM("112+48"))
@@ -503,17 +538,23 @@ static inline __attribute__((always_inline)) void dw3x3_run_body(
     const struct dw_block* blk, int32_t lo, int32_t hi, int32_t kind, int32_t columns,
     int8_t* out, int32_t out_step) {
   const int32_t sign = INT32_MIN;
-  const int32_t* bias = columns == DW_COLUMNS_ALL         ? blk->bias
-                        : columns == DW_COLUMNS_BUT_FIRST ? blk->bias_left
-                                                          : blk->bias_right;
+  const int32_t* bias = columns == DW_TAPS_ALL                ? blk->bias
+                        : columns == DW_TAPS_BUT_FIRST_COLUMN ? blk->bias_left
+                        : columns == DW_TAPS_BUT_LAST_COLUMN  ? blk->bias_right
+                        : columns == DW_TAPS_BUT_FIRST_ROW    ? blk->bias_top
+                                                              : blk->bias_bottom;
   for (; n > 0; --n, x += step, out += out_step) {
     int32_t acc0 = bias[0], acc1 = bias[1], acc2 = bias[2], acc3 = bias[3];
-    if (columns == DW_COLUMNS_ALL) {
+    if (columns == DW_TAPS_ALL) {
       AOT_K_PIXEL9(x, row, col);
-    } else if (columns == DW_COLUMNS_BUT_FIRST) {
+    } else if (columns == DW_TAPS_BUT_FIRST_COLUMN) {
       AOT_K_PIXEL6_LEFT(x, row, col);
-    } else {
+    } else if (columns == DW_TAPS_BUT_LAST_COLUMN) {
       AOT_K_PIXEL6_RIGHT(x, row, col);
+    } else if (columns == DW_TAPS_BUT_FIRST_ROW) {
+      AOT_K_PIXEL6_TOP(x, row, col);
+    } else {
+      AOT_K_PIXEL6_BOTTOM(x, row, col);
     }
     out[0] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc0, blk, 0, sign), lo, hi, kind);
     out[1] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc1, blk, 1, sign), lo, hi, kind);
@@ -529,28 +570,33 @@ static inline __attribute__((always_inline)) void dw3x3_run_body(
 #define AOT_K_RUN_CALL(kind, columns) \
   dw3x3_run_body(x, n, step, row, col, blk, lo, hi, kind, columns, out, out_step)
 static __attribute__((noinline)) void dw3x3_run_full(AOT_K_RUN_ARGS) {
-  AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_COLUMNS_ALL);
+  AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_TAPS_ALL);
 }
 static __attribute__((noinline)) void dw3x3_run_upper(AOT_K_RUN_ARGS) {
-  AOT_K_RUN_CALL(DW_CLAMP_HI, DW_COLUMNS_ALL);
+  AOT_K_RUN_CALL(DW_CLAMP_HI, DW_TAPS_ALL);
 }
 static __attribute__((noinline)) void dw3x3_run_clamped(AOT_K_RUN_ARGS) {
-  AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_COLUMNS_ALL);
+  AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_TAPS_ALL);
 }
-/* Columns of pixels whose first or last tap column is padding, top to bottom. */
-static __attribute__((noinline)) void dw3x3_column_full(AOT_K_RUN_ARGS, int32_t columns) {
-  if (columns == DW_COLUMNS_BUT_FIRST) {
-    AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_COLUMNS_BUT_FIRST);
-  } else {
-    AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_COLUMNS_BUT_LAST);
-  }
+/* Border pixels with one padded tap column (a column of them, top to bottom) or row
+ * (a row, across the interior columns): six taps each. */
+#define AOT_K_EDGE_RUN(clamp)                                  \
+  do {                                                         \
+    if (taps == DW_TAPS_BUT_FIRST_COLUMN) {                    \
+      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_FIRST_COLUMN);         \
+    } else if (taps == DW_TAPS_BUT_LAST_COLUMN) {              \
+      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_LAST_COLUMN);          \
+    } else if (taps == DW_TAPS_BUT_FIRST_ROW) {                \
+      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_FIRST_ROW);            \
+    } else {                                                   \
+      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_LAST_ROW);             \
+    }                                                          \
+  } while (0)
+static __attribute__((noinline)) void dw3x3_edge_run_full(AOT_K_RUN_ARGS, int32_t taps) {
+  AOT_K_EDGE_RUN(DW_CLAMP_NONE);
 }
-static __attribute__((noinline)) void dw3x3_column_clamped(AOT_K_RUN_ARGS, int32_t columns) {
-  if (columns == DW_COLUMNS_BUT_FIRST) {
-    AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_COLUMNS_BUT_FIRST);
-  } else {
-    AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_COLUMNS_BUT_LAST);
-  }
+static __attribute__((noinline)) void dw3x3_edge_run_clamped(AOT_K_RUN_ARGS, int32_t taps) {
+  AOT_K_EDGE_RUN(DW_CLAMP_BOTH);
 }
 #endif /* AOT_K_HAVE_DSP */
 
@@ -575,13 +621,13 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
   while (ox_hi > ox_lo && dw_inside3((ox_hi - 1) * stride_w - pad_left, dil_w, in_w) != 7u) {
     --ox_hi;
   }
-#if AOT_K_HAVE_DSP
   /* and the rows [oy_lo, oy_hi) whose tap rows are all inside */
   int32_t oy_lo = 0, oy_hi = out_h;
   while (oy_lo < out_h && dw_inside3(oy_lo * stride_h - pad_top, dil_h, in_h) != 7u) ++oy_lo;
   while (oy_hi > oy_lo && dw_inside3((oy_hi - 1) * stride_h - pad_top, dil_h, in_h) != 7u) {
     --oy_hi;
   }
+#if AOT_K_HAVE_DSP
   /* Border columns as runs down the rows: below 4 rows the column biases (built per
    * group) and the calls cost more than the tap table (vww_96_int8's 3x3 image). */
   /* Below 8 interior pixels the blocks (built per group) cost more than the runs save:
@@ -589,8 +635,9 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
   const int32_t runs = q.rounding == 0 && dw_blocks_fit(rq, ch, q.form) && ox_hi > ox_lo &&
                        (ox_hi - ox_lo) * (oy_hi - oy_lo) >= 8;
   const int32_t columns = runs && oy_hi - oy_lo >= 4;
+  const int32_t row_runs = runs && ox_hi - ox_lo >= 2; /* the same for the top and bottom */
 #else
-  const int32_t runs = 0, columns = 0; /* the M3: every pixel through the tap table */
+  const int32_t runs = 0, columns = 0, row_runs = 0; /* the M3: all through the tap table */
 #endif
   for (int32_t b = 0; b < p->batches; ++b) {
     const int8_t* image = input + b * in_h * in_w * ch;
@@ -601,7 +648,7 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
       struct dw_block blk;
       for (int32_t c = 0; c < ch; c += 4) {
         const int8_t* w = weights + 18 * c; /* 9 taps x 8 bytes per group of 4 channels */
-        dw_block_make(&blk, rq + c, q.zp, w, -p->input_offset, columns);
+        dw_block_make(&blk, rq + c, q.zp, w, -p->input_offset, columns, row_runs);
         for (int32_t oy = 0; oy < out_h; ++oy) {
           const int32_t iy0 = oy * stride_h - pad_top;
           if (dw_inside3(iy0, dil_h, in_h) != 7u) continue;
@@ -616,21 +663,36 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
             dw3x3_run_clamped(x, n, step, row, col, &blk, q.lo, q.hi, o, ch);
           }
         }
-        for (int32_t ox = 0; ox < out_w && columns; ++ox) {
+        for (int32_t ox = 0; ox < out_w && columns; ox = ox + 1 == ox_lo ? ox_hi : ox + 1) {
           const int32_t ix0 = ox * stride_w - pad_left;
           const int32_t kind = dw_column_kind(ox, ox_lo, ox_hi, dw_inside3(ix0, dil_w, in_w));
-          if (kind == DW_COLUMNS_ALL) continue;
+          if (kind == DW_TAPS_ALL) continue;
           const int32_t iy0 = oy_lo * stride_h - pad_top;
           /* x at the first tap column inside */
           const int8_t* x = image + (iy0 * in_w + ix0) * ch + c +
-                            (kind == DW_COLUMNS_BUT_FIRST ? col : 0);
+                            (kind == DW_TAPS_BUT_FIRST_COLUMN ? col : 0);
           int8_t* o = image_out + (oy_lo * out_w + ox) * ch + c;
           const int32_t n = oy_hi - oy_lo, down = stride_h * in_w * ch;
           if (full) {
-            dw3x3_column_full(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch, kind);
+            dw3x3_edge_run_full(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch, kind);
           } else {
-            dw3x3_column_clamped(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch,
-                                 kind);
+            dw3x3_edge_run_clamped(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch,
+                                   kind);
+          }
+        }
+        for (int32_t oy = 0; oy < out_h && row_runs; oy = oy + 1 == oy_lo ? oy_hi : oy + 1) {
+          const int32_t iy0 = oy * stride_h - pad_top;
+          const int32_t kind = dw_row_kind(oy, oy_lo, oy_hi, dw_inside3(iy0, dil_h, in_h));
+          if (kind == DW_TAPS_ALL) continue;
+          /* x at the first tap row inside */
+          const int32_t iy = iy0 + (kind == DW_TAPS_BUT_FIRST_ROW ? dil_h : 0);
+          const int8_t* x = image + (iy * in_w + ox_lo * stride_w - pad_left) * ch + c;
+          int8_t* o = image_out + (oy * out_w + ox_lo) * ch + c;
+          const int32_t n = ox_hi - ox_lo;
+          if (full) {
+            dw3x3_edge_run_full(x, n, step, row, col, &blk, q.lo, q.hi, o, ch, kind);
+          } else {
+            dw3x3_edge_run_clamped(x, n, step, row, col, &blk, q.lo, q.hi, o, ch, kind);
           }
         }
       }
@@ -642,13 +704,15 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
       /* valid: bit 3 * ky + kx; each row's bit spread to its three */
       const uint32_t row_bits = (rows & 1u) * 7u | (rows & 2u) * 28u | (rows & 4u) * 112u;
       for (int32_t ox = 0; ox < out_w; ++ox) {
-        if (runs && rows == 7u && ox == ox_lo) {
+        const int32_t ran = (runs && rows == 7u) ||
+                            (row_runs && dw_row_kind(oy, oy_lo, oy_hi, rows) != DW_TAPS_ALL);
+        if (ran && ox == ox_lo) {
           ox = ox_hi - 1; /* the interior columns ran above */
           continue;
         }
         const int32_t ix0 = ox * stride_w - pad_left;
         const uint32_t cols = dw_inside3(ix0, dil_w, in_w);
-        if (columns && rows == 7u && dw_column_kind(ox, ox_lo, ox_hi, cols) != DW_COLUMNS_ALL) {
+        if (columns && rows == 7u && dw_column_kind(ox, ox_lo, ox_hi, cols) != DW_TAPS_ALL) {
           continue; /* ran above as a column */
         }
         uint32_t valid = row_bits & (cols * 0x49u);
