@@ -247,12 +247,14 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (
         "int8 input, output and output state, per-tensor; int8 weights (zero point 0), "
-        "int32 biases, int16 cell state (zero point 0, scale 2**-15..2**-9)",
-        "3-D input, batch- or time-major; full-integer (8x8->16) with CIFG, peephole "
-        "(int16 weights), cell clip, fused activation TANH and the converter's 5 "
-        "intermediate tensors; the time loop is unrolled; both states are kept in the "
-        "persistent pool and reset by aot_<name>_reset(); projection, layer norm and "
-        "16x8 are refused",
+        "int32 biases, int16 cell state (zero point 0, scale 2**-15..2**-9), int16 "
+        "peephole and layer norm weights",
+        "3-D input, batch- or time-major; full-integer (8x8->16) with CIFG, peephole, "
+        "layer normalization, projection (int8 weights, optional int32 bias, projection "
+        "clip), cell clip, fused activation TANH and the converter's 5 intermediate "
+        "tensors; the time loop is unrolled; both states are kept in the persistent pool "
+        "and reset by aot_<name>_reset(); 16x8 (int16 input) is refused: LiteRT has no "
+        "16x8 LSTM kernel",
     ),
     "TRANSPOSE": (_INT8_OR_INT16_ANY_ZP, "any rank; constant permutation"),
     "TRANSPOSE_CONV": (

@@ -17,10 +17,12 @@ from tvm import te, tirx
 
 from aot.ops.fixedpoint import (
     c32,
+    c64,
     clamp_expr,
     multiply_by_quantized_multiplier_expr,
     rounding_divide_by_pot_expr,
 )
+from aot.ops.int8_transpose_and_norms import _inv_sqrt_multiplier
 
 Expr = Any
 
@@ -204,10 +206,12 @@ def _gate_pre(
     scales: Sequence[int],
     shape: tuple[int, int],
     peephole: tuple[te.Tensor, te.Tensor, int, int] | None = None,
+    layer_norm: LayerNorm | None = None,
 ) -> te.Tensor:
     """The int16 gate input before its activation: the input and recurrent products,
     each requantized and added with int16 saturation (MatrixBatchVectorMultiplyAccumulate
-    twice), then the peephole term (weights, cell state, multiplier, shift) likewise."""
+    twice), then the peephole term (weights, cell state, multiplier, shift) likewise,
+    then the layer normalization if any."""
     n_output = int(state.shape[1])
     m_in, s_in, m_rec, s_rec = scales
     ki = te.reduce_axis((0, n_input), f"ki{gate}")
@@ -239,7 +243,64 @@ def _gate_pre(
             total = sat16(multiply_by_quantized_multiplier_expr(product, multiplier, shift) + total)
         return total.astype("int16")
 
-    return te.compute(shape, body, name=f"gate{gate}")
+    pre = te.compute(shape, body, name=f"gate{gate}")
+    return pre if layer_norm is None else layer_norm.apply(pre, gate)
+
+
+class LayerNorm:
+    """TFLite's integer ``ApplyLayerNorm`` of a gate: the row's mean and variance in
+    2**10 units, 1 / stddev as a multiplier by ``GetInvSqrtQuantizedMultiplierExp``, then
+    coefficient and bias (in coefficient_scale / 1024 units) and a requantization to
+    Q3.12. ``scales`` holds per gate (multiplier, shift, variance guard)."""
+
+    def __init__(self, weights: te.Tensor, bias: te.Tensor, scales: Sequence[int]) -> None:
+        self.weights, self.bias, self.scales = weights, bias, scales
+
+    def apply(self, pre: te.Tensor, gate: int) -> te.Tensor:
+        batch, n = (int(d) for d in pre.shape)
+        multiplier, shift, guard = self.scales[3 * gate : 3 * gate + 3]
+        r = te.reduce_axis((0, n), f"ln_r{gate}")
+        rs = te.reduce_axis((0, n), f"ln_rs{gate}")
+        total = te.compute(
+            (batch,), lambda b: te.sum(pre[b, r].astype("int64"), axis=r), name="ln_sum"
+        )
+        squares = te.compute(
+            (batch,),
+            lambda b: te.sum((pre[b, rs].astype("int32") * pre[b, rs].astype("int32")).astype(
+                "int64"), axis=rs),
+            name="ln_sum_sq",
+        )  # fmt: skip
+        mean = te.compute(
+            (batch,), lambda b: tirx.truncdiv(total[b] * c64(1024), c64(n)).astype("int32"),
+            name="ln_mean",
+        )  # fmt: skip
+
+        def variance_body(b: Expr) -> Expr:
+            m = mean[b].astype("int64")
+            value = tirx.truncdiv(squares[b] * c64((1 << 20) // n) - m * m, c64(1 << 20))
+            value = value.astype("int32")
+            return _select(value < c32(1), guard, value)
+
+        variance = te.compute((batch,), variance_body, name="ln_variance")
+        inv_multiplier, inv_shift = _inv_sqrt_multiplier(variance, (batch,))
+        weights, bias = self.weights, self.bias
+
+        def body(b: Expr, c: Expr) -> Expr:
+            shifted = c32(1024) * pre[b, c].astype("int32") - mean[b]
+            rescaled = multiply_by_quantized_multiplier_expr(
+                shifted, inv_multiplier[b], inv_shift[b]
+            )
+            scaled = rescaled.astype("int64") * weights[gate, c].astype("int64") + bias[
+                gate, c
+            ].astype("int64")
+            rounded = tirx.truncdiv(
+                tirx.Select(scaled > c64(0), scaled + c64(512), scaled - c64(512)), c64(1024)
+            ).astype("int32")
+            return sat16(
+                multiply_by_quantized_multiplier_expr(rounded, multiplier, shift + 12)
+            ).astype("int16")
+
+        return te.compute((batch, n), body, name=f"layer_norm{gate}")
 
 
 def _peephole(
@@ -250,6 +311,12 @@ def _peephole(
     return weights, cell, scales[2 * gate], scales[2 * gate + 1]
 
 
+def _layer_norm(
+    weights: te.Tensor | None, bias: te.Tensor | None, scales: Sequence[int]
+) -> LayerNorm | None:
+    return None if weights is None or bias is None else LayerNorm(weights, bias, scales)
+
+
 def lstm_cell(
     data: te.Tensor,
     output_state: te.Tensor,
@@ -258,12 +325,15 @@ def lstm_cell(
     w_rec: te.Tensor,
     bias: te.Tensor,
     peephole: te.Tensor | None,
+    layer_norm_weights: te.Tensor | None,
+    layer_norm_bias: te.Tensor | None,
     *,
     step: int,
     time_major: bool,
     cifg: bool,
     scales: Sequence[int],
     peephole_scales: Sequence[int],
+    layer_norm_scales: Sequence[int],
     cell_scale: int,
     cell_clip: int,
 ) -> te.Tensor:
@@ -274,11 +344,14 @@ def lstm_cell(
     ``scales`` four (multiplier, shift) pairs flattened per gate: input then recurrent.
     ``peephole`` [4, n_cell] int16 (or None) with ``peephole_scales`` a (multiplier,
     shift) pair per gate; the input and forget gates read the previous cell state.
+    ``layer_norm_weights`` [4, n_cell] int16 and ``layer_norm_bias`` [4, n_cell] int32
+    (or None) with ``layer_norm_scales`` (multiplier, shift, variance guard) per gate.
     """
     batch, n_cell = (int(d) for d in cell_state.shape)
     n_input = int(data.shape[2])
     x = _step_input(data, step, time_major)
     shape = (batch, n_cell)
+    norm = _layer_norm(layer_norm_weights, layer_norm_bias, layer_norm_scales)
     pre = {
         g: _gate_pre(
             x,
@@ -291,6 +364,7 @@ def lstm_cell(
             scales[4 * g : 4 * g + 4],
             shape,
             _peephole(peephole, cell_state, peephole_scales, g),
+            norm,
         )
         for g in ((1, 2) if cifg else (0, 1, 2))
     }
@@ -320,18 +394,30 @@ def lstm_hidden(
     w_rec: te.Tensor,
     bias: te.Tensor,
     peephole: te.Tensor | None,
+    layer_norm_weights: te.Tensor | None,
+    layer_norm_bias: te.Tensor | None,
+    projection: te.Tensor | None,
+    projection_bias: te.Tensor | None,
     *,
     step: int,
     time_major: bool,
     scales: Sequence[int],
     peephole_scales: Sequence[int],
+    layer_norm_scales: Sequence[int],
     cell_scale: int,
     hidden_multiplier: int,
     hidden_shift: int,
     hidden_zp: int,
+    projection_multiplier: int,
+    projection_shift: int,
+    output_zp: int,
+    projection_clip: int,
 ) -> te.Tensor:
     """The next int8 output state [batch, n_output] of time step ``step``, from the
-    output gate (reading the previous output state) and the new cell state."""
+    output gate (reading the previous output state) and the new cell state; with
+    ``projection`` [n_output, n_cell] int8, the int8 hidden state [batch, n_cell] times
+    it plus ``projection_bias`` (the effective bias, [n_output] int32), requantized to
+    the output state and clipped to +-``projection_clip`` (0: no clip)."""
     batch, n_cell = (int(d) for d in cell_state.shape)
     n_input = int(data.shape[2])
     x = _step_input(data, step, time_major)
@@ -339,18 +425,44 @@ def lstm_hidden(
     gate = _gate_pre(
         x, n_input, output_state, w_in, w_rec, bias, 3, scales[12:16], (batch, n_cell),
         _peephole(peephole, cell_state, peephole_scales, 3),
+        _layer_norm(layer_norm_weights, layer_norm_bias, layer_norm_scales),
     )  # fmt: skip
 
     st = _Stages((batch, n_cell), "act")
     gate_out = logistic16(st, gate)
     cell_tanh = tanh16(st, cell_state, 15 + cell_scale)
+    # Without projection the hidden state is the output state; with it TFLite stores
+    # the hidden state offset by -zero_point and adds zero_point * row sums to the bias.
+    zp = hidden_zp if projection is None else -hidden_zp
 
     def body(b: Expr, c: Expr) -> Expr:
         product = gate_out[b, c].astype("int32") * cell_tanh[b, c].astype("int32")
         scaled = multiply_by_quantized_multiplier_expr(product, hidden_multiplier, hidden_shift)
-        return clamp_expr(scaled + c32(hidden_zp), -128, 127).astype("int8")
+        return clamp_expr(scaled + c32(zp), -128, 127).astype("int8")
 
-    return te.compute((batch, n_cell), body, name="lstm_hidden")
+    hidden = te.compute((batch, n_cell), body, name="lstm_hidden")
+    if projection is None or projection_bias is None:
+        return hidden
+    n_output = int(projection.shape[0])
+    k = te.reduce_axis((0, n_cell), "kp")
+    acc = te.compute(
+        (batch, n_output),
+        lambda b, o: te.sum(
+            hidden[b, k].astype("int32") * projection[o, k].astype("int32"), axis=k
+        ),
+        name="projection_acc",
+    )
+
+    def project(b: Expr, o: Expr) -> Expr:
+        value = multiply_by_quantized_multiplier_expr(
+            acc[b, o] + projection_bias[o], projection_multiplier, projection_shift
+        )
+        value = clamp_expr(value + c32(output_zp), -128, 127)
+        if projection_clip > 0:
+            value = clamp_expr(value, -projection_clip, projection_clip)
+        return value.astype("int8")
+
+    return te.compute((batch, n_output), project, name="lstm_projection")
 
 
 def lstm_sequence(*steps: te.Tensor, time_major: bool) -> te.Tensor:

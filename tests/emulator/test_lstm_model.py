@@ -25,18 +25,30 @@ def _tools() -> None:
     require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
 
 
+def _session_is_bit_exact(tmp_path: Path, data: bytes, plan: list) -> None:
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(data)
+    folder = build(path, tmp_path / "out", BOARD)
+    actual = [o[0] for o in run_session(folder, plan)]
+    expected = litert_session(data, plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert np.array_equal(a, e), (step, a, e)
+    assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
+
+
 def test_lstm_states_on_the_m4_are_bit_exact_and_reset(tmp_path: Path) -> None:
     # Two batches and three time steps, peephole, a cell clip: most branches at once.
     data = lstm_model(
         np.random.default_rng(57), batch=2, steps=3, n_input=6, n_cell=5, cell_clip=3.0,
         peephole=True,
     )  # fmt: skip
-    path = tmp_path / "lstm.tflite"
-    path.write_bytes(data)
-    folder = build(path, tmp_path / "out", BOARD)
-    plan = session_plan(23, (2, 3, 6))
-    actual = [o[0] for o in run_session(folder, plan)]
-    expected = litert_session(data, plan)
-    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
-        assert np.array_equal(a, e), (step, a, e)
-    assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
+    _session_is_bit_exact(tmp_path, data, session_plan(23, (2, 3, 6)))
+
+
+def test_lstm_layer_norm_and_projection_on_the_m4(tmp_path: Path) -> None:
+    # Layer norm on every gate, a projection to 3 outputs with bias and clip, time-major.
+    data = lstm_model(
+        np.random.default_rng(58), batch=2, steps=3, n_input=4, n_cell=6, time_major=True,
+        layer_norm=True, projection=True, n_output=3, projection_bias=True, proj_clip=0.8,
+    )  # fmt: skip
+    _session_is_bit_exact(tmp_path, data, session_plan(24, (3, 2, 4)))

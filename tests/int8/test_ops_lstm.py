@@ -83,11 +83,45 @@ def test_lstm_carries_state_like_litert(seed: int) -> None:
     assert np.abs(np.concatenate([e.ravel() for e in expected]).astype(int)).min() < 127
 
 
+# Projection (with and without bias and clip) and layer normalization, alone and together,
+# with CIFG, peephole and time-major among them: one model each.
+_OPTION_CASES = [
+    dict(projection=True, n_output=3),
+    dict(projection=True, n_output=6, projection_bias=True, proj_clip=0.6, time_major=True),
+    dict(layer_norm=True, batch=2, cell_clip=2.0),
+    dict(layer_norm=True, cifg=True, peephole=True, projection=True, n_output=5,
+         projection_bias=True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(len(_OPTION_CASES)))
+def test_lstm_projection_and_layer_norm_match_litert(case: int) -> None:
+    rng = np.random.default_rng(900 + case)
+    shape = dict(batch=1, steps=3, n_input=int(rng.integers(2, 7)), n_cell=int(rng.integers(3, 9)))
+    shape.update(_OPTION_CASES[case])
+    model = lstm_model(rng, **shape)
+    leading = (3, shape["batch"]) if shape.get("time_major") else (shape["batch"], 3)
+    inputs = [random_input(rng, (*leading, shape["n_input"])) for _ in range(STEPS)]
+    plan = [*inputs, "reset", *inputs[:2]]
+    expected = _reference(model, plan)
+    actual = _run(model, plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert np.array_equal(a, e), (step, shape, a, e)
+    values = np.concatenate([e.ravel() for e in expected]).astype(int)
+    assert len(np.unique(values)) > 4, values  # the outputs vary, not one saturated value
+    if shape.get("proj_clip"):
+        # The clip bites: some outputs sit on it (it is applied around 0, not the zero point).
+        assert np.abs(values).max() == int(shape["proj_clip"] / _output_scale(model))
+
+
+def _output_scale(model: bytes) -> float:
+    return TFLiteReference(model).interpreter.get_output_details()[0]["quantization"][0]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"layer_norm": True}, r"layer normalization is not supported"),
-        ({"projection": True}, r"projection weights are not supported"),
+        ({"activation_dtype": "int16"}, r"int16 input \(16x8 LSTM\) is not supported"),
         ({"activation": "RELU"}, r"fused activation RELU; the integer LSTM needs TANH"),
         ({"cell_scale_log2": -8}, r"cell state scale .* must be a power of two"),
     ],

@@ -31,6 +31,14 @@ _PROJECTION = (16, 17)
 _LAYER_NORM = (20, 21, 22, 23)
 
 
+# LiteRT's integer LSTM kernel reads int8 activations only (its Prepare takes the
+# integer path for an int8 input alone), so a 16x8 LSTM has no reference to match.
+_NO_16X8 = (
+    "int16 input (16x8 LSTM) is not supported: LiteRT's reference kernel has no 16x8 "
+    "LSTM to match bit for bit; quantize the model with int8 activations"
+)
+
+
 def _f32(value: float) -> np.float32:
     return np.float32(value)
 
@@ -38,6 +46,38 @@ def _f32(value: float) -> np.float32:
 def _effective(weight_scale: float, other_scale: float, intermediate: float) -> float:
     """weight * other / intermediate in float32, as TFLite's Prepare computes it."""
     return float(_f32(_f32(weight_scale) * _f32(other_scale)) / _f32(intermediate))
+
+
+def _quantized_intermediates(imp: _Importer, op: Any) -> list[_TensorInfo]:
+    intermediates = list(op.IntermediatesAsNumpy()) if op.IntermediatesLength() else []
+    if len(intermediates) != 5:
+        raise imp.unsupported(
+            f"expected 5 intermediate tensors (the converter's gate and hidden "
+            f"quantization), found {len(intermediates)}"
+        )
+    return [imp.tensors[int(i)] for i in intermediates]
+
+
+def _layer_norm_scales(
+    imp: _Importer, ins: list[int], gates: list[int], n_cell: int
+) -> tuple[np.ndarray, list[int]]:
+    """The int16 coefficients [4, n_cell] and per gate (multiplier, shift, variance guard)
+    of the coefficient scale, as TFLite's Prepare derives them."""
+    weights = np.zeros((4, n_cell), np.int16)
+    scales = [0, 0, 1] * 4
+    for g in gates:
+        info = imp.tensors[ins[_LAYER_NORM[g]]]
+        imp.expect(info, ["int16"], "layer norm coefficients")
+        imp.per_tensor(info, "layer norm coefficients")
+        values = imp.constant(ins[_LAYER_NORM[g]], "layer norm coefficients")
+        if int(np.prod(values.shape)) != n_cell:
+            raise imp.unsupported(f"layer norm coefficients {info.name!r} need {n_cell} values")
+        weights[g] = values.reshape(n_cell)
+        multiplier, shift = fp.checked_quantize_multiplier(float(_f32(info.s)))
+        # 10000 keeps the kernel's arithmetic from overflowing (TFLite's variance guard).
+        guard = max(1, int(_f32(10000) * _f32(info.s)))
+        scales[3 * g : 3 * g + 3] = [multiplier, shift, guard]
+    return weights, scales
 
 
 @_handler("UNIDIRECTIONAL_SEQUENCE_LSTM")
@@ -51,13 +91,9 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     present = lambda i: i < len(ins) and ins[i] >= 0  # noqa: E731
     x = imp.tensors[ins[_INPUT]]
     if x.dtype == "int16":
-        raise imp.unsupported("int16 input (16x8 LSTM) is not supported yet; use an int8 model")
+        raise imp.unsupported(_NO_16X8)
     imp.expect(x, ["int8"], "input")
     imp.expect(out, ["int8"], "output")
-    if any(present(i) for i in _LAYER_NORM):
-        raise imp.unsupported("layer normalization is not supported yet")
-    if any(present(i) for i in _PROJECTION):
-        raise imp.unsupported("projection weights are not supported yet")
     opts = _required_options(imp, op, "UnidirectionalSequenceLSTMOptions")
     activation = _ACTIVATIONS.get(opts.FusedActivationFunction(), "?")
     if activation != "TANH":
@@ -76,27 +112,27 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     imp.expect(h, ["int8"], "output state")
     imp.expect(c, ["int16"], "cell state")
     gates = [g for g in range(4) if not (cifg and g == 0)]
+    # TFLite decides layer normalization by the forget gate's coefficients.
+    layer_norm = present(_LAYER_NORM[1])
+    if layer_norm and any(not present(_LAYER_NORM[g]) for g in gates):
+        raise imp.unsupported("layer norm coefficients must be present for every gate or none")
+    projection = present(_PROJECTION[0])
+    if present(_PROJECTION[1]) and not projection:
+        raise imp.unsupported("a projection bias needs projection weights")
     w_in, w_rec = {}, {}
     for g in gates:
         for table, index, role in (
             (w_in, _W_IN[g], "input weights"),
             (w_rec, _W_REC[g], "recurrent weights"),
         ):
-            info = imp.tensors[ins[index]]
-            imp.expect(info, ["int8"], role)
-            imp.per_tensor(info, role)
-            if info.zp != 0:
-                raise imp.unsupported(
-                    f"{role} {info.name!r} has zero point {info.zp}; TFLite needs 0"
-                )
-            table[g] = (info, imp.constant(ins[index], role).astype(np.int32))
+            table[g] = _symmetric_weights(imp, ins[index], role)
     n_cell = w_in[1][1].shape[0]
     n_output = w_rec[1][1].shape[1]
     for g in gates:
         if w_in[g][1].shape != (n_cell, n_input) or w_rec[g][1].shape != (n_cell, n_output):
             raise imp.unsupported("the gate weights' shapes do not fit the input and state sizes")
-    if n_output != n_cell:
-        raise imp.unsupported("output size differs from the cell count (needs projection)")
+    if n_output != n_cell and not projection:
+        raise imp.unsupported("output size differs from the cell count without projection")
     if int(np.prod(h.shape)) != batch * n_output or int(np.prod(c.shape)) != batch * n_cell:
         raise imp.unsupported("the state tensors do not fit the batch and cell sizes")
     if c.zp != 0:
@@ -109,21 +145,27 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
         raise imp.unsupported(
             f"cell state scale {c.s} must be a power of two between 2**-15 and 2**-9"
         )
-    intermediates = list(op.IntermediatesAsNumpy()) if op.IntermediatesLength() else []
-    if len(intermediates) != 5:
-        raise imp.unsupported(
-            f"expected 5 intermediate tensors (the converter's gate and hidden "
-            f"quantization), found {len(intermediates)}"
-        )
-    hidden = imp.tensors[int(intermediates[4])]
+    intermediates = _quantized_intermediates(imp, op)
+    hidden = intermediates[4]
     if not hidden.quantized:
         raise imp.unsupported(f"intermediate {hidden.name!r} has no quantization parameters")
-    gate_scale = 2.0**-12  # Q3.12 without layer norm, as TFLite's Prepare fixes it
+    # Q3.12 without layer norm, as TFLite's Prepare fixes it; with layer norm the gate
+    # results before the norm are quantized as the converter calibrated them.
+    gate_scales = [2.0**-12] * 4
+    if layer_norm:
+        for g in gates:
+            if not intermediates[g].quantized:
+                raise imp.unsupported(
+                    f"intermediate {intermediates[g].name!r} has no quantization parameters"
+                )
+            gate_scales[g] = intermediates[g].s
 
-    # Effective biases: the gate bias plus -zero_point times each weight row's sum.
+    # Effective biases: the gate bias (unless layer norm adds it after the norm) plus
+    # -zero_point times each weight row's sum.
     w_in_all = np.zeros((4, n_cell, n_input), np.int8)
     w_rec_all = np.zeros((4, n_cell, n_output), np.int8)
     bias_all = np.zeros((8, n_cell), np.int64)
+    gate_bias = np.zeros((4, n_cell), np.int64)
     scales: list[int] = [0, 0, 0, 0] * 4
     for g in gates:
         (wi, wi_data), (wr, wr_data) = w_in[g], w_rec[g]
@@ -131,14 +173,14 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
         b = imp.tensors[ins[_BIAS[g]]]
         if b.dtype != "int32" or int(np.prod(b.shape)) != n_cell:
             raise imp.unsupported(f"bias {b.name!r} must be int32 with {n_cell} values")
-        bias_all[2 * g] = imp.constant(ins[_BIAS[g]], "the bias").reshape(n_cell).astype(np.int64)
-        bias_all[2 * g] += -x.zp * wi_data.sum(axis=1)
+        gate_bias[g] = imp.constant(ins[_BIAS[g]], "the bias").reshape(n_cell).astype(np.int64)
+        bias_all[2 * g] = -x.zp * wi_data.sum(axis=1) + (0 if layer_norm else gate_bias[g])
         bias_all[2 * g + 1] = -h.zp * wr_data.sum(axis=1)
-        m_in, s_in = fp.checked_quantize_multiplier(_effective(wi.s, x.s, gate_scale))
-        m_rec, s_rec = fp.checked_quantize_multiplier(_effective(wr.s, h.s, gate_scale))
+        m_in, s_in = fp.checked_quantize_multiplier(_effective(wi.s, x.s, gate_scales[g]))
+        m_rec, s_rec = fp.checked_quantize_multiplier(_effective(wr.s, h.s, gate_scales[g]))
         scales[4 * g : 4 * g + 4] = [m_in, s_in, m_rec, s_rec]
     # Peephole weights: int16 [n_cell] per gate (none for the cell gate, nor the input
-    # gate with CIFG); scale 2**cell_scale * w_s / 2**-12 in double, stored as float.
+    # gate with CIFG); scale 2**cell_scale * w_s / gate scale in double, stored as float.
     peephole = None
     peephole_scales = [0] * 8
     peep_gates = [g for g in (0, 1, 3) if g in gates]
@@ -155,21 +197,52 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
             if int(np.prod(values.shape)) != n_cell:
                 raise imp.unsupported(f"peephole weights {info.name!r} must have {n_cell} values")
             peephole[g] = values.reshape(n_cell)
-            scale = float(_f32(2.0**cell_scale * info.s / float(_f32(gate_scale))))
+            scale = float(_f32(2.0**cell_scale * info.s / float(_f32(gate_scales[g]))))
             peephole_scales[2 * g : 2 * g + 2] = fp.checked_quantize_multiplier(scale)
-    if np.abs(bias_all).max(initial=0) >= 2**31:
-        raise imp.unsupported("an effective gate bias exceeds int32")
+    layer_norm_weights, layer_norm_scales = None, [0] * 12
+    if layer_norm:
+        layer_norm_weights, layer_norm_scales = _layer_norm_scales(imp, ins, gates, n_cell)
     # 2**-15 / hidden_scale * 2**-15 in double, stored in a float, as TFLite does.
     hidden_scale = float(_f32(2.0**-15 / float(_f32(hidden.s)) * 2.0**-15))
     m_h, s_h = fp.checked_quantize_multiplier(hidden_scale)
+    projection_weights = projection_bias = None
+    m_p = s_p = projection_clip = 0
+    if projection:
+        imp.expect(hidden, ["int8"], "hidden intermediate")
+        pw, projection_weights = _symmetric_weights(imp, ins[_PROJECTION[0]], "projection weights")
+        if projection_weights.shape != (n_output, n_cell):
+            raise imp.unsupported(f"projection weights must be {n_output}x{n_cell}")
+        # The hidden state's zero point times each row's sum, plus the bias if any.
+        projection_bias = hidden.zp * projection_weights.sum(axis=1).astype(np.int64)
+        if present(_PROJECTION[1]):
+            pb = imp.tensors[ins[_PROJECTION[1]]]
+            if pb.dtype != "int32" or int(np.prod(pb.shape)) != n_output:
+                raise imp.unsupported(
+                    f"projection bias {pb.name!r} must be int32 with {n_output} values"
+                )
+            projection_bias += imp.constant(ins[_PROJECTION[1]], "the projection bias").reshape(
+                n_output
+            )
+        m_p, s_p = fp.checked_quantize_multiplier(_effective(pw.s, hidden.s, h.s))
+        if opts.ProjClip() > 0:
+            projection_clip = int(min(max(_f32(opts.ProjClip()) / _f32(h.s), -128.0), 127.0))
+    for values in (bias_all, gate_bias, projection_bias):
+        if values is not None and np.abs(values).max(initial=0) >= 2**31:
+            raise imp.unsupported("an effective bias exceeds int32")
     cell_clip = 0
     if opts.CellClip() > 0:
         cell_clip = int(min(max(_f32(opts.CellClip()) / _f32(c.s), -32768.0), 32767.0))
 
-    w_in_c = relax.const(w_in_all)
-    w_rec_c = relax.const(w_rec_all)
-    bias_c = relax.const(bias_all.astype(np.int32))
-    peephole_c = None if peephole is None else relax.const(peephole)
+    def const(values: np.ndarray | None, dtype: Any) -> Any:
+        return None if values is None else relax.const(values.astype(dtype))
+
+    w_in_c, w_rec_c = relax.const(w_in_all), relax.const(w_rec_all)
+    bias_c = const(bias_all, np.int32)
+    peephole_c = const(peephole, np.int16)
+    ln_weights_c = const(layer_norm_weights, np.int16)
+    ln_bias_c = const(gate_bias if layer_norm else None, np.int32)
+    projection_c = const(projection_weights, np.int8)
+    projection_bias_c = const(projection_bias, np.int32)
     data = imp.value(ins[_INPUT])
     out_state = imp.value(ins[_OUTPUT_STATE])
     cell = imp.value(ins[_CELL_STATE])
@@ -181,16 +254,18 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     for t in range(steps):
         common = dict(
             step=t, time_major=time_major, scales=scales, peephole_scales=peephole_scales,
-            cell_scale=cell_scale,
+            layer_norm_scales=layer_norm_scales, cell_scale=cell_scale,
         )  # fmt: skip
+        gate_args = (w_in_c, w_rec_c, bias_c, peephole_c, ln_weights_c, ln_bias_c)
         cell = imp.emit(
-            bb, int8_lstm.lstm_cell, data, out_state, cell, w_in_c, w_rec_c, bias_c, peephole_c,
+            bb, int8_lstm.lstm_cell, data, out_state, cell, *gate_args,
             name="lstm_cell_int8", cifg=cifg, cell_clip=cell_clip, **common,
         )  # fmt: skip
         out_state = imp.emit(
-            bb, int8_lstm.lstm_hidden, data, out_state, cell, w_in_c, w_rec_c, bias_c, peephole_c,
-            name="lstm_hidden_int8", hidden_multiplier=m_h, hidden_shift=s_h,
-            hidden_zp=hidden.zp, **common,
+            bb, int8_lstm.lstm_hidden, data, out_state, cell, *gate_args, projection_c,
+            projection_bias_c, name="lstm_hidden_int8", hidden_multiplier=m_h,
+            hidden_shift=s_h, hidden_zp=hidden.zp, projection_multiplier=m_p,
+            projection_shift=s_p, output_zp=h.zp, projection_clip=projection_clip, **common,
         )  # fmt: skip
         outputs.append(out_state)
     if h.shape != (batch, n_output):
@@ -202,3 +277,13 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     return imp.emit(
         bb, int8_lstm.lstm_sequence, *outputs, name="lstm_output_int8", time_major=time_major
     )
+
+
+def _symmetric_weights(imp: _Importer, index: int, role: str) -> tuple[_TensorInfo, np.ndarray]:
+    """An int8 per-tensor weight with zero point 0 (as TFLite's integer LSTM needs)."""
+    info = imp.tensors[index]
+    imp.expect(info, ["int8"], role)
+    imp.per_tensor(info, role)
+    if info.zp != 0:
+        raise imp.unsupported(f"{role} {info.name!r} has zero point {info.zp}; TFLite needs 0")
+    return info, imp.constant(index, role).astype(np.int32)
