@@ -252,9 +252,9 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "3-D input, batch- or time-major; full-integer (8x8->16) with CIFG, peephole, "
         "layer normalization, projection (int8 weights, optional int32 bias, projection "
         "clip), cell clip, fused activation TANH and the converter's 5 intermediate "
-        "tensors; the time loop is unrolled; both states are kept in the persistent pool "
-        "and reset by aot_<name>_reset(); 16x8 (int16 input) is refused: LiteRT has no "
-        "16x8 LSTM kernel",
+        "tensors; every time step calls the same 3 kernels; both states are kept in the "
+        "persistent pool and reset by aot_<name>_reset(); 16x8 (int16 input) is refused: "
+        "LiteRT has no 16x8 LSTM kernel",
     ),
     "TRANSPOSE": (_INT8_OR_INT16_ANY_ZP, "any rank; constant permutation"),
     "TRANSPOSE_CONV": (

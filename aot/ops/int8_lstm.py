@@ -1,7 +1,8 @@
 """TFLite's full-integer LSTM (8x8->16) as TE computes, bit for bit.
 
-The recurrence runs over time, so the importer unrolls it: per time step one compute
-returns the next int16 cell state and one the next int8 output state (docs/int8.md,
+The recurrence runs over time, so the importer unrolls it into calls: per time step one
+compute picks the step's input, one returns the next int16 cell state and one the next
+int8 output state, the same three kernels for every step (docs/int8.md,
 "UNIDIRECTIONAL_SEQUENCE_LSTM"). The gate activations are gemmlowp's int16 fixed-point
 ``logistic`` and ``tanh`` (as ``tensor_utils::ApplySigmoid``/``ApplyTanh`` call them),
 computed here on int16 values held in int32 expressions, one elementwise stage per
@@ -189,15 +190,18 @@ def fixedpoint16(data: te.Tensor, *, function: str, integer_bits: int) -> te.Ten
     return te.compute(data.shape, lambda *i: result[i].astype("int16"), name=function)
 
 
-def _step_input(data: te.Tensor, step: int, time_major: bool) -> Callable[[Expr, Expr], Expr]:
+def lstm_step_input(data: te.Tensor, step: te.Tensor, *, time_major: bool) -> te.Tensor:
+    """The input of time step ``step[0]`` (an int32 tensor, not a constant of the compute,
+    so that every step shares this kernel, and the two below): [batch, n_input]."""
     if time_major:
-        return lambda b, k: data[step, b, k]
-    return lambda b, k: data[b, step, k]
+        shape = (int(data.shape[1]), int(data.shape[2]))
+        return te.compute(shape, lambda b, k: data[step[0], b, k], name="lstm_step_input")
+    shape = (int(data.shape[0]), int(data.shape[2]))
+    return te.compute(shape, lambda b, k: data[b, step[0], k], name="lstm_step_input")
 
 
 def _gate_pre(
-    x: Callable[[Expr, Expr], Expr],
-    n_input: int,
+    x: te.Tensor,
     state: te.Tensor,
     w_in: te.Tensor,
     w_rec: te.Tensor,
@@ -212,13 +216,13 @@ def _gate_pre(
     each requantized and added with int16 saturation (MatrixBatchVectorMultiplyAccumulate
     twice), then the peephole term (weights, cell state, multiplier, shift) likewise,
     then the layer normalization if any."""
-    n_output = int(state.shape[1])
+    n_input, n_output = int(x.shape[1]), int(state.shape[1])
     m_in, s_in, m_rec, s_rec = scales
     ki = te.reduce_axis((0, n_input), f"ki{gate}")
     kr = te.reduce_axis((0, n_output), f"kr{gate}")
     acc_in = te.compute(
         shape,
-        lambda b, c: te.sum(x(b, ki).astype("int32") * w_in[gate, c, ki].astype("int32"), axis=ki),
+        lambda b, c: te.sum(x[b, ki].astype("int32") * w_in[gate, c, ki].astype("int32"), axis=ki),
         name=f"acc_in{gate}",
     )
     acc_rec = te.compute(
@@ -318,7 +322,7 @@ def _layer_norm(
 
 
 def lstm_cell(
-    data: te.Tensor,
+    x: te.Tensor,
     output_state: te.Tensor,
     cell_state: te.Tensor,
     w_in: te.Tensor,
@@ -328,8 +332,6 @@ def lstm_cell(
     layer_norm_weights: te.Tensor | None,
     layer_norm_bias: te.Tensor | None,
     *,
-    step: int,
-    time_major: bool,
     cifg: bool,
     scales: Sequence[int],
     peephole_scales: Sequence[int],
@@ -337,7 +339,7 @@ def lstm_cell(
     cell_scale: int,
     cell_clip: int,
 ) -> te.Tensor:
-    """The next int16 cell state [batch, n_cell] of time step ``step``.
+    """The next int16 cell state [batch, n_cell] from the step's input ``x``.
 
     ``w_in``/``w_rec`` stack the gates (input, forget, cell, output) on axis 0; ``bias``
     holds per gate the input-side and the recurrent-side effective bias (rows 2g, 2g+1);
@@ -348,14 +350,11 @@ def lstm_cell(
     (or None) with ``layer_norm_scales`` (multiplier, shift, variance guard) per gate.
     """
     batch, n_cell = (int(d) for d in cell_state.shape)
-    n_input = int(data.shape[2])
-    x = _step_input(data, step, time_major)
     shape = (batch, n_cell)
     norm = _layer_norm(layer_norm_weights, layer_norm_bias, layer_norm_scales)
     pre = {
         g: _gate_pre(
             x,
-            n_input,
             output_state,
             w_in,
             w_rec,
@@ -387,7 +386,7 @@ def lstm_cell(
 
 
 def lstm_hidden(
-    data: te.Tensor,
+    x: te.Tensor,
     output_state: te.Tensor,
     cell_state: te.Tensor,
     w_in: te.Tensor,
@@ -399,8 +398,6 @@ def lstm_hidden(
     projection: te.Tensor | None,
     projection_bias: te.Tensor | None,
     *,
-    step: int,
-    time_major: bool,
     scales: Sequence[int],
     peephole_scales: Sequence[int],
     layer_norm_scales: Sequence[int],
@@ -413,17 +410,15 @@ def lstm_hidden(
     output_zp: int,
     projection_clip: int,
 ) -> te.Tensor:
-    """The next int8 output state [batch, n_output] of time step ``step``, from the
+    """The next int8 output state [batch, n_output] of the step with input ``x``, from the
     output gate (reading the previous output state) and the new cell state; with
     ``projection`` [n_output, n_cell] int8, the int8 hidden state [batch, n_cell] times
     it plus ``projection_bias`` (the effective bias, [n_output] int32), requantized to
     the output state and clipped to +-``projection_clip`` (0: no clip)."""
     batch, n_cell = (int(d) for d in cell_state.shape)
-    n_input = int(data.shape[2])
-    x = _step_input(data, step, time_major)
     # The output gate's peephole reads the new cell state.
     gate = _gate_pre(
-        x, n_input, output_state, w_in, w_rec, bias, 3, scales[12:16], (batch, n_cell),
+        x, output_state, w_in, w_rec, bias, 3, scales[12:16], (batch, n_cell),
         _peephole(peephole, cell_state, peephole_scales, 3),
         _layer_norm(layer_norm_weights, layer_norm_bias, layer_norm_scales),
     )  # fmt: skip

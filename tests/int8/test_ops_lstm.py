@@ -187,3 +187,21 @@ def test_int16_fixed_point_activations_track_the_real_functions(
     assert np.abs(y - expected).max() <= 12
     if function == "tanh":
         assert (y[1:] == -y[1:][::-1]).all()  # x and -x, leaving out -32768
+
+
+def test_lstm_steps_share_their_kernels() -> None:
+    """The step index is a tensor, so the time steps call the same three kernels: the code
+    does not grow with the sequence length (the calls do, one line each)."""
+    from tvm import tirx
+
+    model = lstm_model(np.random.default_rng(4), steps=12, n_input=3, n_cell=3)
+    module = import_tflite_int8(model).relax_module
+    kernels = sorted(
+        gv.name_hint for gv, f in module.functions.items() if isinstance(f, tirx.PrimFunc)
+    )
+    assert kernels == [
+        "lstm_cell_int8",
+        "lstm_hidden_int8",
+        "lstm_output_int8",
+        "lstm_step_input_int8",
+    ]

@@ -1,8 +1,10 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite's full-integer (8x8->16) LSTM.
+"""UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite's full-integer (8x8->16) LSTM, with projection and
+layer normalization.
 
 Registered into ``tflite_int8``'s handler table when that module loads. The two variable
 tensors (int8 output state, int16 cell state) live in the persistent pool like SVDF's
-state; the time loop is unrolled at import, two kernels per step (docs/int8.md).
+state; the time loop is unrolled at import into calls of three kernels that every step
+shares (docs/int8.md).
 """
 
 from __future__ import annotations
@@ -251,18 +253,23 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     if c.shape != (batch, n_cell):
         cell = bb.emit(relax.op.reshape(cell, (batch, n_cell)))
     outputs = []
+    common = dict(
+        scales=scales, peephole_scales=peephole_scales, layer_norm_scales=layer_norm_scales,
+        cell_scale=cell_scale,
+    )  # fmt: skip
+    gate_args = (w_in_c, w_rec_c, bias_c, peephole_c, ln_weights_c, ln_bias_c)
     for t in range(steps):
-        common = dict(
-            step=t, time_major=time_major, scales=scales, peephole_scales=peephole_scales,
-            layer_norm_scales=layer_norm_scales, cell_scale=cell_scale,
+        # The step index is data, not part of a compute: all steps share three kernels.
+        x_t = imp.emit(
+            bb, int8_lstm.lstm_step_input, data, relax.const(np.array([t], np.int32)),
+            name="lstm_step_input_int8", time_major=time_major,
         )  # fmt: skip
-        gate_args = (w_in_c, w_rec_c, bias_c, peephole_c, ln_weights_c, ln_bias_c)
         cell = imp.emit(
-            bb, int8_lstm.lstm_cell, data, out_state, cell, *gate_args,
+            bb, int8_lstm.lstm_cell, x_t, out_state, cell, *gate_args,
             name="lstm_cell_int8", cifg=cifg, cell_clip=cell_clip, **common,
         )  # fmt: skip
         out_state = imp.emit(
-            bb, int8_lstm.lstm_hidden, data, out_state, cell, *gate_args, projection_c,
+            bb, int8_lstm.lstm_hidden, x_t, out_state, cell, *gate_args, projection_c,
             projection_bias_c, name="lstm_hidden_int8", hidden_multiplier=m_h,
             hidden_shift=s_h, hidden_zp=hidden.zp, projection_multiplier=m_p,
             projection_shift=s_p, output_zp=h.zp, projection_clip=projection_clip, **common,
