@@ -136,6 +136,17 @@ def test_lstm_refused_options_name_the_option(kwargs: dict, message: str) -> Non
         import_tflite_int8(model)
 
 
+def test_litert_cannot_run_a_16x8_lstm() -> None:
+    """Why aot refuses the 16x8 form: LiteRT's kernel takes an int16 input for float and
+    fails to prepare, so there is no reference to be bit-exact with. When a LiteRT
+    release runs it, this fails: then build it (docs/int8.md)."""
+    from aot.errors import ModelError
+
+    model = lstm_model(np.random.default_rng(5), activation_dtype="int16")
+    with pytest.raises(ModelError, match=r"UNIDIRECTIONAL_SEQUENCE_LSTM\) failed to prepare"):
+        TFLiteReference(model)
+
+
 @pytest.mark.toolchain
 def test_lstm_on_the_host_keeps_both_states_and_resets(tmp_path) -> None:
     import json
