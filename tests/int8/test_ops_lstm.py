@@ -65,22 +65,24 @@ def test_lstm_carries_state_like_litert(seed: int) -> None:
         cell_scale_log2=int(rng.integers(-15, -8)),
         peephole=seed % 2 == 0,
     )
-    model = lstm_model(rng, **shape)
-    leading = (
-        (shape["steps"], shape["batch"])
-        if shape["time_major"]
-        else (shape["batch"], shape["steps"])
-    )
+    expected = _session_matches_litert(rng, lstm_model(rng, **shape), shape)
+    # Not all saturated: the scales exercise the gates.
+    assert np.abs(np.concatenate([e.ravel() for e in expected]).astype(int)).min() < 127
+
+
+def _session_matches_litert(rng: np.random.Generator, model: bytes, shape: dict) -> list:
+    """STEPS random inputs, a reset, then the first two again: bit-exact with LiteRT, and
+    the first outputs again after the reset. Returns LiteRT's outputs."""
+    steps, batch = shape.get("steps", 3), shape.get("batch", 1)
+    leading = (steps, batch) if shape.get("time_major") else (batch, steps)
     inputs = [random_input(rng, (*leading, shape["n_input"])) for _ in range(STEPS)]
-    # A reset, then the first inputs again: the first outputs again.
     plan = [*inputs, "reset", *inputs[:2]]
     expected = _reference(model, plan)
     actual = _run(model, plan)
     for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert np.array_equal(a, e), (step, shape, a, e)
     assert [a.tobytes() for a in actual[STEPS:]] == [a.tobytes() for a in actual[:2]]
-    # Not all saturated: the scales exercise the gates.
-    assert np.abs(np.concatenate([e.ravel() for e in expected]).astype(int)).min() < 127
+    return expected
 
 
 # Projection (with and without bias and clip) and layer normalization, alone and together,
@@ -100,13 +102,7 @@ def test_lstm_projection_and_layer_norm_match_litert(case: int) -> None:
     shape = dict(batch=1, steps=3, n_input=int(rng.integers(2, 7)), n_cell=int(rng.integers(3, 9)))
     shape.update(_OPTION_CASES[case])
     model = lstm_model(rng, **shape)
-    leading = (3, shape["batch"]) if shape.get("time_major") else (shape["batch"], 3)
-    inputs = [random_input(rng, (*leading, shape["n_input"])) for _ in range(STEPS)]
-    plan = [*inputs, "reset", *inputs[:2]]
-    expected = _reference(model, plan)
-    actual = _run(model, plan)
-    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
-        assert np.array_equal(a, e), (step, shape, a, e)
+    expected = _session_matches_litert(rng, model, shape)
     values = np.concatenate([e.ravel() for e in expected]).astype(int)
     assert len(np.unique(values)) > 4, values  # the outputs vary, not one saturated value
     if shape.get("proj_clip"):
