@@ -259,8 +259,11 @@ def _value_key(expr: Any, known: dict[int, Any]) -> Any:
     return known.get(expr.__chandle__(), ("var", expr.__chandle__()))
 
 
-def _call_key(callee: str, args: Sequence[Any]) -> Any:
-    return (callee, tuple(args))
+def _call_key(callee: str, args: Sequence[Any], interned: dict[Any, int]) -> int:
+    """A small id per distinct callee and arguments. The arguments hold the keys of the
+    operators they read, so as nested tuples the keys grew with the graph's depth and
+    hashing them took exponential time (a 50-step LSTM never got past partitioning)."""
+    return interned.setdefault((callee, tuple(args)), len(interned))
 
 
 def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
@@ -273,6 +276,7 @@ def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
     from tvm import ir
 
     known: dict[int, Any] = {}
+    interned: dict[Any, int] = {}
     for i, param in enumerate(before["main"].params):
         known[param.__chandle__()] = ("param", i)
     index_of: dict[Any, int | None] = {}  # call key -> source operator index
@@ -282,7 +286,7 @@ def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
             if isinstance(value, ir.Call) and getattr(value.op, "name", None) == "relax.call_tir":
                 args = value.args[1]
                 keys = [_value_key(a, known) for a in getattr(args, "fields", [args])]
-                key = _call_key(value.args[0].name_hint, keys)
+                key = _call_key(value.args[0].name_hint, keys, interned)
                 index_of[key] = source_index(value)
                 known[binding.var.__chandle__()] = ("op", key)
             elif isinstance(value, ir.Var):
@@ -305,7 +309,7 @@ def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
             if getattr(value.op, "name", None) == "relax.call_tir":
                 args = value.args[1]
                 keys = [_value_key(a, known_after) for a in getattr(args, "fields", [args])]
-                known_after[var] = ("op", _call_key(value.args[0].name_hint, keys))
+                known_after[var] = ("op", _call_key(value.args[0].name_hint, keys, interned))
                 continue
             if not isinstance(value.op, ir.GlobalVar) or value.op.name_hint not in regions:
                 continue
@@ -315,7 +319,7 @@ def _annotate_sources(before: Any, after: Any, regions: dict[str, str]) -> Any:
             keys: list[Any] = []
             for op, callee in zip(operators, callees, strict=True):
                 args = [outer[v] if kind == "param" else ("op", keys[v]) for kind, v in op.wiring]
-                keys.append(_call_key(callee, args))
+                keys.append(_call_key(callee, args, interned))
             found = [index_of.get(k) for k in keys]
             if keys and all(i is not None for i in found):
                 sites.append((value, found))
