@@ -23,7 +23,7 @@ from aot.ops.fixedpoint import (
     multiply_by_quantized_multiplier_expr,
     rounding_divide_by_pot_expr,
 )
-from aot.ops.int8_transpose_and_norms import _inv_sqrt_multiplier
+from aot.ops.int8_transpose_and_norms import inv_sqrt_multiplier
 
 Expr = Any
 
@@ -286,7 +286,7 @@ class LayerNorm:
             return _select(value < c32(1), guard, value)
 
         variance = te.compute((batch,), variance_body, name="ln_variance")
-        inv_multiplier, inv_shift = _inv_sqrt_multiplier(variance, (batch,))
+        inv_multiplier, inv_shift = inv_sqrt_multiplier(variance, (batch,))
         weights, bias = self.weights, self.bias
 
         def body(b: Expr, c: Expr) -> Expr:

@@ -270,7 +270,7 @@ def _newton_inv_sqrt(x: te.Tensor, cube: te.Tensor, half_input: te.Tensor, half_
     )
 
 
-def _inv_sqrt_multiplier(total: te.Tensor, shape: tuple[int, ...]) -> tuple[te.Tensor, te.Tensor]:
+def inv_sqrt_multiplier(total: te.Tensor, shape: tuple[int, ...]) -> tuple[te.Tensor, te.Tensor]:
     """TFLite ``GetInvSqrtQuantizedMultiplierExp(total, -1)`` per row: the multiplier and
     the (left) shift of 1 / sqrt(total), by gemmlowp Newton-Raphson in Q3.28."""
     # The sum is below 2**31, so TFLite's "divide by 4 while >= 2**29" runs at most once.
@@ -323,7 +323,7 @@ def l2_normalization(data: te.Tensor, *, input_zp: int) -> te.Tensor:
     total = te.compute(
         outer, lambda *o: te.sum(centred((*o, rc)) * centred((*o, rc)), axis=rc), name="sum_sq"
     )
-    multiplier, left_shift = _inv_sqrt_multiplier(total, outer)
+    multiplier, left_shift = inv_sqrt_multiplier(total, outer)
 
     def body(*idx: Expr) -> Expr:
         o = tuple(idx[:-1])
