@@ -187,8 +187,113 @@ def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
     )  # fmt: skip
 
 
+# -- add ----------------------------------------------------------------------------------
+
+ADD = "add_int8"
+ADD_SOURCE = "dsp/add_dsp.c"
+_ADD_FIELDS = (
+    "lhs_offset", "rhs_offset", "left_shift", "lhs_multiplier", "lhs_shift",
+    "rhs_multiplier", "rhs_shift", "output_multiplier", "output_shift",
+)  # fmt: skip
+_INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
+
+
+def _rescale(values: np.ndarray, multiplier: int, shift: int, rounding: str) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0) on int64
+    values whose products with the multiplier fit int64 (|values| < 2^31)."""
+    right = -shift
+    if rounding == "single":
+        return (values * multiplier + (1 << (30 + right))) >> (31 + right)
+    high = (values * multiplier + (1 << 30)) >> 31  # gemmlowp's SRDHM (no saturation)
+    if right == 0:
+        return high
+    return (high + (1 << (right - 1)) - (high < 0)) >> right  # RoundingDivideByPOT
+
+
+def _add_table(info: OperatorInfo, side: str) -> np.ndarray:
+    """Twice the rescaled value of each int8 input (add_dsp.c): 256 int32, -128 first."""
+    p = info.params
+    shifted = (_INT8_VALUES + int(p[f"{side}_offset"])) << int(p["left_shift"])
+    return 2 * _rescale(
+        shifted, int(p[f"{side}_multiplier"]), int(p[f"{side}_shift"]), p["rounding"]
+    )
+
+
+def _repeats_over(small: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether ``small`` broadcast to ``shape`` repeats one contiguous block: it is the
+    trailing part of ``shape`` (leading ones aside) or a single element."""
+    core = list(small)
+    while core and core[0] == 1:
+        core.pop(0)
+    return not core or tuple(core) == tuple(shape[len(shape) - len(core) :])
+
+
+def _add_operands(info: OperatorInfo) -> tuple[int, int] | None:
+    """(full, repeated) operand indices, or None when neither input has the output's
+    shape or the other does not repeat contiguously over it."""
+    shape = tuple(info.output.shape)
+    for full, repeated in ((0, 1), (1, 0)):
+        if tuple(info.inputs[full].shape) == shape and _repeats_over(
+            tuple(info.inputs[repeated].shape), shape
+        ):
+            return full, repeated
+    return None
+
+
+def _sum_fits(info: OperatorInfo) -> bool:
+    """Whether SMMLAR's accumulate with the zero point folded in stays in int32."""
+    p = info.params
+    largest = int(np.abs(_add_table(info, "lhs")).max() + np.abs(_add_table(info, "rhs")).max())
+    right = -int(p["output_shift"])
+    nudge = (1 << max(right - 1, 0)) + abs(int(p["output_zp"])) * (1 << right)
+    return (largest * int(p["output_multiplier"]) >> 32) + 1 + nudge < 2**31
+
+
+def takes_add(info: OperatorInfo) -> bool:
+    """int8 ADD of equal shapes, or with one operand repeating over the other (per
+    channel or scalar), per-tensor with no left shift on the output (TFLite's always)."""
+    p = info.params
+    if info.kind != ADD or len(info.inputs) != 2 or p.get("rounding") not in ("single", "double"):
+        return False
+    if any(k not in p for k in (*_ADD_FIELDS, "output_zp", "act_min", "act_max")):
+        return False
+    if any(t.dtype != "int8" for t in (*info.inputs, info.output)):
+        return False
+    shifts = (p["lhs_shift"], p["rhs_shift"], p["output_shift"])
+    if any(int(s) > 0 for s in shifts) or not 0 <= int(p["left_shift"]) <= 22:
+        return False
+    return _add_operands(info) is not None and _sum_fits(info)
+
+
+def prepare_add(info: OperatorInfo) -> PreparedKernel:
+    p = info.params
+    full, repeated = _add_operands(info)
+    # ADD commutes: the repeated operand becomes the kernel's rhs, with its table.
+    sides = ("lhs", "rhs") if full == 0 else ("rhs", "lhs")
+    fields = {"size": int(np.prod(info.output.shape))}
+    fields.update({k: int(p[k]) for k in _ADD_FIELDS})
+    fields.update(
+        output_offset=int(p["output_zp"]), act_min=int(p["act_min"]), act_max=int(p["act_max"]),
+        rounding=1 if p["rounding"] == "single" else 0,
+        rhs_size=int(np.prod(info.inputs[repeated].shape)),
+    )  # fmt: skip
+    tables = tuple(
+        BackendConstant(f"{name}_table", _add_table(info, side).astype(np.int32), 4)
+        for name, side in zip(("lhs", "rhs"), sides, strict=True)
+    )
+    return PreparedKernel(
+        function="aot_k_add_s8_dsp",
+        params_struct="struct aot_k_add_params",
+        params=fields,
+        inputs=(full, repeated),
+        constants=tables,
+        notes={"path": "equal shapes" if fields["rhs_size"] == fields["size"] else "repeated"},
+    )
+
+
 VARIANTS: tuple[KernelVariant, ...] = (
     KernelVariant(DEPTHWISE, "dsp", takes_dwconv, prepare_dwconv, (DWCONV_SOURCE,)),
     KernelVariant(CONV, "dsp", takes_conv, prepare_conv, (CONV_SOURCE,)),
     KernelVariant(DENSE, "dsp", takes_fc, prepare_fc, (CONV_SOURCE,)),
+    KernelVariant(ADD, "dsp", takes_add, prepare_add, (ADD_SOURCE,)),
 )

@@ -36,6 +36,9 @@ class Shape:
     # weight scales near this one instead of 1e-3..0.05: far below (right shifts over 23,
     # where the kernels cannot fold the output zero point) or above (left shifts)
     weight_scale: float | None = None
+    # ADD: which operand has the output's shape and how the other repeats over it
+    # ("equal", "channel": [in_c], "scalar": [1], "lhs_channel": the lhs is the [in_c] one)
+    broadcast: str = "equal"
 
 
 def _out(size: int, k: int, stride: int, dilation: int, same: bool) -> int:
@@ -51,8 +54,16 @@ def _scale(rng: np.random.Generator, lo: float, hi: float) -> float:
     return float(np.float32(np.exp(rng.uniform(np.log(lo), np.log(hi)))))
 
 
+ADD_BROADCASTS = ("equal", "equal", "channel", "scalar", "lhs_channel")
+
+
 def random_shape(rng: np.random.Generator, kind: str) -> Shape:
     batches = int(rng.choice([1, 1, 1, 2]))
+    if kind == "ADD":
+        # Sizes with and without a tail of the four-element blocks.
+        h, w, c = int(rng.integers(1, 6)), int(rng.integers(1, 6)), int(rng.integers(1, 19))
+        broadcast = ADD_BROADCASTS[int(rng.integers(0, len(ADD_BROADCASTS)))]
+        return Shape(kind, batches, h, w, c, c, broadcast=broadcast)
     if kind == "FULLY_CONNECTED":
         depth = int(rng.choice([int(rng.integers(1, 20)), 4 * int(rng.integers(1, 24))]))
         return Shape(kind, batches, 1, 1, depth, int(rng.integers(1, 24)))
@@ -98,6 +109,9 @@ def add_case(
     act = ACTIVATIONS[int(rng.integers(0, 4))]
     in_scale, in_zp = _scale(rng, 0.01, 0.2), _zp(rng)
     out_scale, out_zp = _scale(rng, 0.01, 0.5), _zp(rng)
+    if shape.kind == "ADD":
+        _add_operator(b, rng, shape, name, act)
+        return
     out_c = shape.out_c
     drawn = bool(rng.integers(0, 3))
     per_channel = drawn if per_channel is None else per_channel
@@ -149,6 +163,21 @@ def add_case(
         options["depth_multiplier"] = shape.multiplier
     b.add_operator(shape.kind, inputs=[x, wt, bt], outputs=[y], options=options)
     b.mark_output(y)
+
+
+def _add_operator(
+    b: TFLiteModelBuilder, rng: np.random.Generator, shape: Shape, name: str, act: str
+) -> None:
+    """ADD of two inputs with their own scales and zero points (scales up to 50x apart,
+    so either input's multiplier is the smaller one)."""
+    full = (shape.batches, shape.h, shape.w, shape.in_c)
+    other = {"equal": full, "scalar": (1,)}.get(shape.broadcast, (shape.in_c,))
+    lhs_shape, rhs_shape = (other, full) if shape.broadcast == "lhs_channel" else (full, other)
+    x = b.add_input(f"{name}_x", lhs_shape, "int8", _scale(rng, 0.005, 0.25), _zp(rng))
+    y = b.add_input(f"{name}_y", rhs_shape, "int8", _scale(rng, 0.005, 0.25), _zp(rng))
+    z = b.add_tensor(f"{name}_z", full, "int8", _scale(rng, 0.005, 0.5), _zp(rng))
+    b.add_operator("ADD", inputs=[x, y], outputs=[z], options={"fused_activation_function": act})
+    b.mark_output(z)
 
 
 def model(seed: int, kinds: tuple[str, ...], count: int) -> bytes:

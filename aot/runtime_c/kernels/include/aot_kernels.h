@@ -91,9 +91,22 @@ void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
 struct aot_k_add_params {
   int32_t size, lhs_offset, rhs_offset, left_shift, lhs_multiplier, lhs_shift, rhs_multiplier,
       rhs_shift, output_multiplier, output_shift, output_offset, act_min, act_max, rounding;
+  /* the rhs's element count: it repeats over the lhs with this period (a broadcast
+   * per-channel or scalar operand; size for equal shapes); the Helium kernel ignores it */
+  int32_t rhs_size;
 };
 void aot_k_add_s8_mve(const struct aot_k_add_params* p, const int8_t* lhs, const int8_t* rhs,
                       int8_t* output, int8_t* scratch);
+
+/* -- add, dsp and scalar ------------------------------------------------------------------ */
+/* lhs_table, rhs_table: 256 int32 each, twice each input's rescaled value for the int8
+ * values -128 .. 127 (aot/kernels/dsp.py); the output shift is <= 0. No scratch. */
+void aot_k_add_s8_dsp(const struct aot_k_add_params* p, const int8_t* lhs, const int8_t* rhs,
+                      const int32_t* lhs_table, const int32_t* rhs_table, int8_t* output,
+                      int8_t* scratch);
+void aot_k_add_s8_scalar(const struct aot_k_add_params* p, const int8_t* lhs,
+                         const int8_t* rhs, const int32_t* lhs_table,
+                         const int32_t* rhs_table, int8_t* output, int8_t* scratch);
 
 #ifdef __cplusplus
 }
