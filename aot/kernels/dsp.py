@@ -291,8 +291,67 @@ def prepare_add(info: OperatorInfo) -> PreparedKernel:
     )
 
 
+# -- conv2d over few input channels -----------------------------------------------------
+
+SHALLOW_SOURCE = "dsp/conv_shallow_dsp.c"
+MAX_SHALLOW_DEPTH = 64  # K = k_h * k_w * in_c; the scratch is 4 bytes per K for two pixels
+
+
+def takes_shallow_conv(info: OperatorInfo) -> bool:
+    """A first-layer convolution: in_c % 4 != 0 (the general kernel's groups of four would
+    straddle taps), a window larger than one tap, no dilation, K at most 64."""
+    if info.kind != CONV or not conv_like(info):
+        return False
+    _, k_h, k_w, in_c = weights(info).shape
+    return (
+        in_c % 4 != 0
+        and k_h * k_w > 1
+        and k_h * k_w * in_c <= MAX_SHALLOW_DEPTH
+        and tuple(info.params["dilation"]) == (1, 1)
+    )
+
+
+def shallow_weights(w: np.ndarray) -> np.ndarray:
+    """OHWI int8 weights -> the int16 layout of conv_shallow_dsp.c as bytes: each kernel
+    row's k_w * in_c weights padded to even, channels padded to even, then per channel
+    pair and int16 pair the two channels' words side by side."""
+    out_c, k_h, k_w, in_c = w.shape
+    row, pairs = k_w * in_c, k_h * (-(-k_w * in_c // 2))
+    padded = np.zeros((out_c + out_c % 2, k_h, 2 * (-(-row // 2))), np.int16)
+    padded[:out_c, :, :row] = w.reshape(out_c, k_h, row)
+    words = padded.reshape(-1, 2, pairs, 2).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(words, "<i2").reshape(-1).view(np.int8)
+
+
+def prepare_shallow_conv(info: OperatorInfo) -> PreparedKernel:
+    w = weights(info)
+    out_c, k_h, k_w, in_c = w.shape
+    multiplier, shift = requant(info, out_c)
+    bias = plain_bias(info, w.reshape(out_c, -1).astype(np.int64).sum(axis=1))
+    records, form = requant_records(bias, multiplier, shift, info.params["rounding"])
+    if out_c % 2:  # the kernel reads a pair's second record; the padded channel is not stored
+        records = np.concatenate([records, np.zeros((1, records.shape[1]), np.int32)])
+    params = conv_params(info, -int(info.params["input_zp"]))
+    params["requant_form"] = form
+    pairs = k_h * (-(-k_w * in_c // 2))
+    return PreparedKernel(
+        function="aot_k_conv_shallow_s8_dsp",
+        params_struct=CONV_STRUCT,
+        params=params,
+        inputs=(0,),
+        constants=(
+            BackendConstant("weights", shallow_weights(w), 4),
+            record_constant(records),
+        ),
+        scratch_bytes=8 * pairs,
+        notes={"path": "shallow"},
+    )
+
+
 VARIANTS: tuple[KernelVariant, ...] = (
     KernelVariant(DEPTHWISE, "dsp", takes_dwconv, prepare_dwconv, (DWCONV_SOURCE,)),
+    # Before the general convolution, which would take these shapes too.
+    KernelVariant(CONV, "dsp", takes_shallow_conv, prepare_shallow_conv, (SHALLOW_SOURCE,)),
     KernelVariant(CONV, "dsp", takes_conv, prepare_conv, (CONV_SOURCE,)),
     KernelVariant(DENSE, "dsp", takes_fc, prepare_fc, (CONV_SOURCE,)),
     KernelVariant(ADD, "dsp", takes_add, prepare_add, (ADD_SOURCE,)),

@@ -98,6 +98,18 @@ struct aot_k_add_params {
 void aot_k_add_s8_mve(const struct aot_k_add_params* p, const int8_t* lhs, const int8_t* rhs,
                       int8_t* output, int8_t* scratch);
 
+/* -- conv2d over few input channels, dsp and scalar ------------------------------------- */
+/* weights: int16 pairs per kernel row (rows of odd length padded with a zero), in channel
+ * pairs (aot/kernels/dsp.py); records: struct aot_k_rq per output channel (its bias the
+ * model's; the params' input_offset is -input_zp, requant_form the records' form).
+ * Scratch: 8 * k_h * ceil(k_w * in_c / 2) bytes. */
+void aot_k_conv_shallow_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
+                               const int8_t* weights, const int32_t* records, int8_t* output,
+                               int8_t* scratch);
+void aot_k_conv_shallow_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
+                                  const int8_t* weights, const int32_t* records,
+                                  int8_t* output, int8_t* scratch);
+
 /* -- add, dsp and scalar ------------------------------------------------------------------ */
 /* lhs_table, rhs_table: 256 int32 each, twice each input's rescaled value for the int8
  * values -128 .. 127 (aot/kernels/dsp.py); the output shift is <= 0. No scratch. */
