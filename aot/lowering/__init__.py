@@ -294,14 +294,46 @@ class _GraphBuilder:
             )
 
 
+def _grouped_sources(module: object) -> dict[str, tuple[int, ...]]:
+    """The source operator indices inside each function FuseOps grouped, by its name
+    (which FuseTIR gives the PrimFunc it makes of it): the calls inside keep the
+    importer's spans, the new call to the group has none, and after partitioning the
+    Relax variable names no longer match the importer's (pretrainedResnet_quant's first
+    ADD, after the example NPU's region, has the name its CONV_2D #2 had)."""
+    from tvm import relax
+
+    found: dict[str, tuple[int, ...]] = {}
+    for var, func in module.functions.items():
+        if not isinstance(func, relax.Function) or func.attrs is None:
+            continue
+        if "Primitive" not in func.attrs:
+            continue
+        indices: list[int] = []
+
+        def visit(expr: object, indices: list[int] = indices) -> None:
+            if isinstance(expr, relax.Call):
+                index = source_index(expr)
+                if index is not None and index not in indices:
+                    indices.append(index)
+
+        relax.analysis.post_order_visit(func.body, visit)
+        found[var.name_hint] = tuple(sorted(indices))
+    return found
+
+
 def _source_of(
-    imported: ImportedModel, value: str, out_tensor: Tensor, index: int | None = None
+    imported: ImportedModel,
+    value: str,
+    out_tensor: Tensor,
+    index: int | None = None,
+    grouped: tuple[int, ...] = (),
 ) -> tuple[SourceOperator, ...]:
-    """The source operator a call computes: the one the importer's span names, else the
-    one whose result is the Relax variable ``value``; for a model output (whose variable
-    Relax renames), the one writing it."""
-    if index is not None:
-        found = tuple(op for op in imported.sources if op.index == index)
+    """The source operators a call computes: the one the importer's span names, else
+    those whose calls FuseOps grouped into it (``grouped``), else the one whose result is
+    the Relax variable ``value``; for a model output (whose variable Relax renames), the
+    one writing it."""
+    for wanted in ((index,) if index is not None else (), grouped):
+        found = tuple(op for op in imported.sources if op.index in wanted)
         if found:
             return found
     for op in imported.sources:
@@ -348,8 +380,12 @@ def lower(
     backends.update({b.name: b for b in partitioned.backends})
 
     module = partitioned.module
+    passes = relax_passes()
+    fused = next(i for i, p in enumerate(passes) if p.info.name == "FuseOps") + 1
     with tvm.transform.PassContext(opt_level=3):
-        module = tvm.transform.Sequential(relax_passes())(module)
+        module = tvm.transform.Sequential(passes[:fused])(module)
+        grouped = _grouped_sources(module)
+        module = tvm.transform.Sequential(passes[fused:])(module)
     builder = _GraphBuilder(imported, partitioned.regions)
     builder.build(module["main"])
 
@@ -381,7 +417,7 @@ def lower(
             source = tuple(op.source for op in operators if op.source is not None)
             macs[prim_name] = sum(kernel_macs(op.function) for op in operators)
         else:
-            source = _source_of(imported, value, out_tensor, index)
+            source = _source_of(imported, value, out_tensor, index, grouped.get(prim_name, ()))
         for t in outs:
             if source and builder.tensors[t].source is None:
                 builder.tensors[t] = replace(builder.tensors[t], source=source[-1].output)

@@ -129,3 +129,22 @@ def test_a_region_function_shared_by_several_calls_is_copied_per_call() -> None:
         for name in parted.regions
     ]  # fmt: skip
     assert labels == [["CONV_2D #2"], ["CONV_2D #4"], ["CONV_2D #6"], ["CONV_2D #8"]]
+
+
+@pytest.mark.slow  # lowers the whole model: about 17 s
+def test_a_cpu_operator_between_regions_names_its_own_source_operator() -> None:
+    """pretrainedResnet_quant's first ADD, between the example NPU's first two regions,
+    reads two of the first region's outputs: the CPU's FuseOps groups it with those tuple
+    reads into a new call without the importer's span, and after partitioning its Relax
+    variable has the name CONV_2D #2's had, so it was labelled CONV_2D #2. Every step
+    names its own source operators, each exactly once, in order."""
+    from aot.backends import get_backend
+    from aot.lowering import lower
+    from aot.testing.shared import mlperf_tiny
+
+    imported = import_model(mlperf_tiny("pretrainedResnet_quant"), "auto")
+    parted = partition(imported, [get_backend("example_npu")])
+    steps = lower(parted, "m").steps
+    labels = [op.label for step in steps for op in step.source]
+    assert labels == [op.label for op in imported.sources if op.type != "RESHAPE"]
+    assert [s.label for s in steps if "add" in s.kernel.lower()][:1] == ["ADD #3"]
