@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.backends.base import BackendConstant, OperatorInfo
+from aot.errors import InternalError
 from aot.kernels.common import (
     CONV,
     CONV_STRUCT,
@@ -19,6 +20,7 @@ from aot.kernels.common import (
     weights,
 )
 from aot.kernels.quant import (
+    RQ_HIGH,
     folded_bias,
     operand,
     plain_bias,
@@ -299,15 +301,20 @@ MAX_SHALLOW_DEPTH = 64  # K = k_h * k_w * in_c; the scratch is 4 bytes per K for
 
 def takes_shallow_conv(info: OperatorInfo) -> bool:
     """A first-layer convolution: in_c % 4 != 0 (the general kernel's groups of four would
-    straddle taps), a window larger than one tap, no dilation, K at most 64."""
+    straddle taps), a window larger than one tap, no dilation, K at most 64, and right
+    shifts only (the requantization records' high form)."""
     if info.kind != CONV or not conv_like(info):
         return False
-    _, k_h, k_w, in_c = weights(info).shape
+    out_c, k_h, k_w, in_c = weights(info).shape
+    multiplier, shift = requant(info, out_c)
     return (
         in_c % 4 != 0
         and k_h * k_w > 1
         and k_h * k_w * in_c <= MAX_SHALLOW_DEPTH
         and tuple(info.params["dilation"]) == (1, 1)
+        # the records' high form only (a left shift goes to the general kernel), so the
+        # kernel has one requantization path: its text counts against the 48 KB budget
+        and bool(np.all((shift <= -1) | (multiplier == 0)))
     )
 
 
@@ -329,6 +336,8 @@ def prepare_shallow_conv(info: OperatorInfo) -> PreparedKernel:
     multiplier, shift = requant(info, out_c)
     bias = plain_bias(info, w.reshape(out_c, -1).astype(np.int64).sum(axis=1))
     records, form = requant_records(bias, multiplier, shift, info.params["rounding"])
+    if form != RQ_HIGH:
+        raise InternalError("the first-layer kernel took a convolution with a left shift")
     if out_c % 2:  # the kernel reads a pair's second record; the padded channel is not stored
         records = np.concatenate([records, np.zeros((1, records.shape[1]), np.int32)])
     params = conv_params(info, -int(info.params["input_zp"]))

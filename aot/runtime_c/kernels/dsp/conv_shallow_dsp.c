@@ -9,8 +9,8 @@
  * the same row-padded order, re-laid out at build time (aot/kernels/dsp.py) in channel
  * pairs, pair j of channel 2c + q at word 2 * (c * pairs + j) + q: one LDRD for both
  * channels. 2 pixels x 2 channels per step: 2 LDRD, 4 SMLAD for 8 MACs. Requantization
- * from the build-time records (struct aot_k_rq, the bias included). Scratch: 8 * pairs
- * bytes. */
+ * from the build-time records (struct aot_k_rq, the bias included; the high form only,
+ * so right shifts). Scratch: 8 * pairs bytes. */
 #include "aot_kernels.h"
 #ifdef AOT_K_SCALAR
 #define AOT_K_FN(op) aot_k_##op##_s8_scalar
@@ -26,7 +26,7 @@ typedef int32_t __attribute__((may_alias)) scratch_word;
 typedef int16_t __attribute__((may_alias)) scratch_half;
 
 struct shallow_out {
-  int32_t zp, lo, hi, rounding, form, full;
+  int32_t zp, lo, hi, full;
 };
 
 /* aot_k_rq_high's arithmetic with SMLAL written out: GCC 12 turns the sign term's
@@ -45,14 +45,13 @@ static inline __attribute__((always_inline)) int32_t high_scale(const struct aot
 #endif
 }
 
-/* form and full are constants in each instantiation: the high form with SSAT (and the
- * activation bounds only when narrower than int8), or TFLite's general one. */
+/* The high form's output: SSAT, and the activation bounds only when narrower than int8
+ * (full, a constant in each copy, says they are not). The variant takes only records of
+ * the high form. */
 static inline __attribute__((always_inline)) int8_t shallow_q(const struct shallow_out* q,
                                                               const struct aot_k_rq* r,
-                                                              int32_t acc, int32_t form,
-                                                              int32_t full) {
-  if (form == AOT_K_RQ_HIGH) return aot_k_rq_out(high_scale(r, acc), q->zp, q->lo, q->hi, full);
-  return aot_k_rq_apply(r, acc, AOT_K_RQ_GENERAL, q->rounding, q->zp, q->lo, q->hi);
+                                                              int32_t acc, int32_t full) {
+  return aot_k_rq_out(high_scale(r, acc), q->zp, q->lo, q->hi, full);
 }
 
 static inline int32_t pack_pair(int32_t lo, int32_t hi) {
@@ -79,12 +78,12 @@ static inline int32_t high_halves(int32_t lo, int32_t hi) {
 }
 #endif
 
-/* One output pixel's window into its slot of the interleaved scratch (words 2j + slot);
- * inlined into both calls: 1.4 % fewer instructions in vww's first layer than a call. */
-static inline __attribute__((always_inline)) void gather(const struct aot_k_conv_params* p,
-                                                         const int8_t* image, int32_t oy,
-                                                         int32_t ox, int32_t row_pairs,
-                                                         scratch_word* words) {
+/* One output pixel's window into its slot of the interleaved scratch (words 2j + slot).
+ * Not inlined: inlining it into both calls saved 1.4 % of vww's first layer for 448 bytes
+ * of text, which kws_ref_model's 48 KB budget has no room for. */
+static __attribute__((noinline)) void gather(const struct aot_k_conv_params* p,
+                                             const int8_t* image, int32_t oy, int32_t ox,
+                                             int32_t row_pairs, scratch_word* words) {
   const int32_t off = p->input_offset, in_c = p->in_c, row_len = p->k_w * in_c;
   const int32_t y0 = oy * p->stride_h - p->pad_top, x0 = ox * p->stride_w - p->pad_left;
   const int32_t inside = x0 >= 0 && x0 + p->k_w <= p->in_w;
@@ -136,59 +135,36 @@ static inline __attribute__((always_inline)) void gather(const struct aot_k_conv
     acc11 = aot_k_smlad(x1, w1, acc11);                                                 \
   } while (0)
 
-/* Both slots' windows times every channel pair (out1 may be out0: the same pixel twice).
- * by5: pairs % 5 == 0 (3x3 over 3 channels: 15 pairs, 10x4 over 1: 20), five steps per
- * loop iteration. */
+/* Both slots' windows times every channel pair (out1 may be out0: the same pixel twice):
+ * five steps per loop iteration (3x3 over 3 channels is 15 pairs, 10x4 over 1 is 20), then
+ * one at a time for the rest. */
 static inline __attribute__((always_inline)) void pixels(
     const scratch_word* x, int32_t pairs, const int32_t* w, const struct aot_k_rq* rq,
-    int32_t out_c, const struct shallow_out* q, int8_t* out0, int8_t* out1, int32_t form,
-    int32_t full, int32_t by5) {
+    int32_t out_c, const struct shallow_out* q, int8_t* out0, int8_t* out1, int32_t full) {
+  const int32_t fives = pairs - pairs % 5;
   for (int32_t c = 0; c < out_c; c += 2, rq += 2) {
     int32_t acc00 = rq[0].bias, acc01 = rq[1].bias, acc10 = acc00, acc11 = acc01;
     const scratch_word* px = x;
     const int32_t* pw = w;
+    const int32_t* const end5 = w + 2 * fives;
     const int32_t* const end = w + 2 * pairs;
-    while (pw != end) {
+    while (pw != end5) {
       SHALLOW_STEP();
-      if (by5) {
-        SHALLOW_STEP();
-        SHALLOW_STEP();
-        SHALLOW_STEP();
-        SHALLOW_STEP();
-      }
+      SHALLOW_STEP();
+      SHALLOW_STEP();
+      SHALLOW_STEP();
+      SHALLOW_STEP();
     }
+    while (pw != end) SHALLOW_STEP();
     w = end;
     /* Local copies: the int8 stores could alias the records, these they cannot. */
     const struct aot_k_rq r0 = rq[0], r1 = rq[1];
-    out0[c] = shallow_q(q, &r0, acc00, form, full);
-    out1[c] = shallow_q(q, &r0, acc10, form, full);
+    out0[c] = shallow_q(q, &r0, acc00, full);
+    out1[c] = shallow_q(q, &r0, acc10, full);
     if (c + 1 < out_c) {
-      out0[c + 1] = shallow_q(q, &r1, acc01, form, full);
-      out1[c + 1] = shallow_q(q, &r1, acc11, form, full);
+      out0[c + 1] = shallow_q(q, &r1, acc01, full);
+      out1[c + 1] = shallow_q(q, &r1, acc11, full);
     }
-  }
-}
-
-/* The high form, with and without the activation bounds, five steps per loop or one. */
-static inline __attribute__((always_inline)) void high_pixels(
-    const scratch_word* x, int32_t pairs, const int32_t* w, const struct aot_k_rq* rq,
-    int32_t out_c, const struct shallow_out* q, int8_t* out0, int8_t* out1, int32_t full) {
-  if (pairs % 5 == 0) {
-    pixels(x, pairs, w, rq, out_c, q, out0, out1, AOT_K_RQ_HIGH, full, 1);
-  } else {
-    pixels(x, pairs, w, rq, out_c, q, out0, out1, AOT_K_RQ_HIGH, full, 0);
-  }
-}
-
-static void pixel_pair(const scratch_word* x, int32_t pairs, const int32_t* w,
-                       const struct aot_k_rq* rq, int32_t out_c, const struct shallow_out* q,
-                       int8_t* out0, int8_t* out1) {
-  if (q->form != AOT_K_RQ_HIGH) {
-    pixels(x, pairs, w, rq, out_c, q, out0, out1, AOT_K_RQ_GENERAL, 0, 0);
-  } else if (q->full) {
-    high_pixels(x, pairs, w, rq, out_c, q, out0, out1, 1);
-  } else {
-    high_pixels(x, pairs, w, rq, out_c, q, out0, out1, 0);
   }
 }
 
@@ -197,8 +173,8 @@ void AOT_K_FN(conv_shallow)(const struct aot_k_conv_params* p, const int8_t* inp
                             int8_t* scratch) {
   const int32_t row_pairs = (p->k_w * p->in_c + 1) >> 1, pairs = p->k_h * row_pairs;
   const int32_t out_c = p->out_c, count = p->out_h * p->out_w;
-  const struct shallow_out q = {p->output_offset, p->act_min, p->act_max, p->rounding,
-                                p->requant_form, p->act_min == -128 && p->act_max == 127};
+  const struct shallow_out q = {p->output_offset, p->act_min, p->act_max,
+                                p->act_min == -128 && p->act_max == 127};
   const int32_t* w = (const int32_t*)(const void*)weights;
   const struct aot_k_rq* rq = (const struct aot_k_rq*)(const void*)records;
   scratch_word* x = (scratch_word*)(void*)scratch;
@@ -210,7 +186,13 @@ void AOT_K_FN(conv_shallow)(const struct aot_k_conv_params* p, const int8_t* inp
       const int32_t o1 = o + 1 < count ? o + 1 : o;
       gather(p, image, o / p->out_w, o % p->out_w, row_pairs, x);
       gather(p, image, o1 / p->out_w, o1 % p->out_w, row_pairs, x + 1);
-      pixel_pair(x, pairs, w, rq, out_c, &q, out + o * out_c, out + o1 * out_c);
+      /* Two copies, with and without the activation bounds (a run-time test of them cost
+       * 10 % in the first layers; a third copy, for left shifts, did not fit the text). */
+      if (q.full) {
+        pixels(x, pairs, w, rq, out_c, &q, out + o * out_c, out + o1 * out_c, 1);
+      } else {
+        pixels(x, pairs, w, rq, out_c, &q, out + o * out_c, out + o1 * out_c, 0);
+      }
     }
   }
 }

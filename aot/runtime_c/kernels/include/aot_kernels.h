@@ -101,7 +101,7 @@ void aot_k_add_s8_mve(const struct aot_k_add_params* p, const int8_t* lhs, const
 /* -- conv2d over few input channels, dsp and scalar ------------------------------------- */
 /* weights: int16 pairs per kernel row (rows of odd length padded with a zero), in channel
  * pairs (aot/kernels/dsp.py); records: struct aot_k_rq per output channel (its bias the
- * model's; the params' input_offset is -input_zp, requant_form the records' form).
+ * model's, the high form only: right shifts; the params' input_offset is -input_zp).
  * Scratch: 8 * k_h * ceil(k_w * in_c / 2) bytes. */
 void aot_k_conv_shallow_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
                                const int8_t* weights, const int32_t* records, int8_t* output,
