@@ -185,7 +185,7 @@ FIRST_LAYER_SHAPES = tuple(
     for batches, h, w, in_c, out_c, k, stride, same in [
         (1, 12, 12, 3, 8, (3, 3), (2, 2), True),
         (1, 9, 7, 3, 16, (3, 3), (1, 1), True),
-        (1, 13, 10, 1, 12, (10, 4), (2, 2), True),
+        (1, 13, 10, 1, 17, (10, 4), (2, 2), True),
         (2, 6, 5, 3, 5, (3, 3), (1, 2), False),
         (1, 7, 6, 2, 6, (2, 3), (2, 1), True),
         (1, 5, 8, 1, 3, (3, 1), (1, 1), True),
@@ -196,7 +196,11 @@ FIRST_LAYER_SHAPES = tuple(
 
 @pytest.mark.parametrize("isa", ["dsp", "scalar"])
 def test_first_layer_convolutions_match_litert(isa: str, tmp_path: Path) -> None:
-    check_cases(isa, BOARDS[isa], 7, tmp_path, shapes=FIRST_LAYER_SHAPES)
+    from aot.kernels.scalar import MIN_SHALLOW_CHANNELS
+
+    # The scalar variant leaves fewer output channels to TVM (aot/kernels/scalar.py).
+    shapes = tuple(s for s in FIRST_LAYER_SHAPES if isa == "dsp" or s.out_c >= MIN_SHALLOW_CHANNELS)
+    check_cases(isa, BOARDS[isa], 7, tmp_path, shapes=shapes)
 
 
 @pytest.mark.parametrize("board", ["mps2_an500"])
