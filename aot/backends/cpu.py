@@ -2,7 +2,7 @@
 
 Lowering runs the memory-saving schedule and the s_tir pipeline on each PrimFunc (the
 artifact is the lowered TIR); emit prints it as a plain C99 function with aot's own
-printer (aot/codegen/c_kernel.py) and calls it with one pointer per buffer.
+printer (aot/tir_to_c/printer.py) and calls it with one pointer per buffer.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ class CpuBackend(Backend):
         import tvm
         from tvm import tirx
 
-        from aot.lowering.analysis import scratch_bytes
-        from aot.lowering.schedule import fuse_for_memory
-        from aot.lowering.tir import TIR_CONFIG, tir_passes
+        from aot.tir_to_c.analysis import scratch_bytes
+        from aot.tir_to_c.fusion import fuse_for_memory
+        from aot.tir_to_c.pipeline import TIR_CONFIG, tir_passes
 
         func = module[prim_name]
         # Relax op patterns: 0 elementwise, 1 broadcast; both may run in place on the
@@ -68,12 +68,12 @@ class CpuBackend(Backend):
         return "tvm"  # TVM-generated TIR, printed as C
 
     def is_identity_copy(self, artifact: Artifact) -> bool:
-        from aot.lowering.analysis import is_identity_copy
+        from aot.tir_to_c.analysis import is_identity_copy
 
         return is_identity_copy(artifact.tir)
 
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
-        from aot.codegen.c_kernel import emit_kernel
+        from aot.tir_to_c.printer import emit_kernel
 
         kernel = self._emitted.get(artifact.symbol)
         if kernel is None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.backends.base import Artifact, EmitContext, EmittedCode
-from aot.codegen.c_kernel import c_literal, c_type, helper_definitions
 from aot.errors import AotError, UnsupportedError
 from aot.lowering import CONSTANT, INPUT, OUTPUT, LoweredModel, Step, Tensor
 from aot.naming import (
@@ -23,6 +22,7 @@ from aot.naming import (
     tensor_buffer_name,
 )
 from aot.planning import MemoryPlan
+from aot.tir_to_c.printer import c_literal, c_type, helper_definitions
 
 # Matches aot_dtype_t in aot/runtime_c/include/aot/model.h.
 MODEL_DTYPES = {"int8": 0, "uint8": 1, "int16": 2, "int32": 3, "float32": 4, "float64": 5}

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aot.codegen.c_kernel import c_type
 from aot.codegen.executor import generate_sources
 from aot.compiler import CompileOptions, plan_lowered
 from aot.errors import PlanningError
@@ -31,6 +30,7 @@ from aot.partition import partition
 from aot.planning.model import PoolSpec
 from aot.planning.schedule import schedule
 from aot.testing.shared import mlperf_tiny
+from aot.tir_to_c.printer import c_type
 from aot.toolchain import find_tool
 
 pytestmark = [pytest.mark.toolchain, pytest.mark.slow]

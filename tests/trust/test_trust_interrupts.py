@@ -106,7 +106,7 @@ def swallow_an_interrupt_inside_tvm() -> None:
     callback = tvm_ffi.convert(lambda: os.kill(os.getpid(), signal.SIGINT))
     try:
         callback()
-    except Exception:  # e.g. aot.lowering.schedule's "not schedulable: keep it as it is"
+    except Exception:  # e.g. aot.tir_to_c.fusion's "not schedulable: keep it as it is"
         return
     raise AssertionError("the signal did not reach the callback")
 

@@ -43,8 +43,8 @@ class TinyAcc(Backend):
         import tvm
         from tvm import tirx
 
-        from aot.lowering.analysis import scratch_bytes
-        from aot.lowering.tir import TIR_CONFIG, tir_passes
+        from aot.tir_to_c.analysis import scratch_bytes
+        from aot.tir_to_c.pipeline import TIR_CONFIG, tir_passes
 
         (op,) = region.operators  # one operator per region: convolutions never touch here
         mod = tvm.IRModule({"k": op.function.with_attr("global_symbol", "k")})
@@ -63,7 +63,7 @@ class TinyAcc(Backend):
         )
 
     def emit(self, step, artifact, ctx):
-        from aot.codegen.c_kernel import emit_kernel
+        from aot.tir_to_c.printer import emit_kernel
 
         kernel = emit_kernel(artifact.symbol, artifact.tir)
         *operands, descriptor = ctx.args

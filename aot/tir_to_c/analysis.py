@@ -65,7 +65,7 @@ def is_identity_copy(func: Any) -> bool:
 
 # Allocations up to this size stay local C arrays (register-sized accumulators); anything
 # larger goes to the kernel's scratch area so that no kernel frame grows past ~1 KiB. The
-# C printer (aot/codegen/c_kernel.py) follows the same rule; lowering sizes the scratch
+# C printer (aot/tir_to_c/printer.py) follows the same rule; lowering sizes the scratch
 # here so the planner knows it before any C exists.
 MAX_LOCAL_ALLOCATION_BYTES = 64
 SCRATCH_ALIGNMENT = 16

@@ -18,7 +18,7 @@ import numpy as np
 from tvm import ir, tirx
 
 from aot.errors import UnsupportedError
-from aot.lowering.analysis import MAX_LOCAL_ALLOCATION_BYTES, SCRATCH_ALIGNMENT
+from aot.tir_to_c.analysis import MAX_LOCAL_ALLOCATION_BYTES, SCRATCH_ALIGNMENT
 
 C_TYPES = {
     "bool": "uint8_t",
