@@ -138,8 +138,7 @@ def compile_model(
 
     mark = time.perf_counter()
     backends = [get_backend(name, options.backend_options) for name in options.accelerators]
-    from aot.backends.kernels import KernelBackend
-    from aot.kernels import isas_for
+    from aot.kernels import KernelBackend, isas_for
 
     # The kernel backend comes last: accelerators take their operators first.
     isas = isas_for(options.kernels, board)

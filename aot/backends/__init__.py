@@ -1,5 +1,7 @@
 """Accelerator backends: the registry, the Backend base class and the CPU backend.
 
+The kernel backend (aot's hand-written C kernels) registers itself from ``aot.kernels``.
+
 See ``aot/backends/base.py`` for the API and docs/accelerators.md for a walk-through.
 """
 
@@ -21,11 +23,9 @@ from aot.backends.base import (
 from aot.backends.cpu import CpuBackend
 from aot.backends.ethos_u import EthosUBackend  # registers ethos-u55-*; Vela loads lazily
 from aot.backends.example_npu import ExampleNpu
-from aot.backends.kernels import KernelBackend
 
 backends.add(CPU_TARGET, CpuBackend)
 backends.add(ExampleNpu.name, ExampleNpu)
-backends.add(KernelBackend.name, KernelBackend)
 
 __all__ = [
     "CPU_TARGET",
@@ -36,7 +36,6 @@ __all__ = [
     "EmitContext",
     "EmittedCode",
     "EthosUBackend",
-    "KernelBackend",
     "OperatorInfo",
     "OperatorPattern",
     "Region",

@@ -35,6 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def describe_backends() -> list[dict[str, object]]:
+    import aot.kernels  # noqa: F401  (registers the kernel backend)
     from aot.backends import CPU_TARGET, backends, get_backend
 
     rows = []

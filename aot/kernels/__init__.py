@@ -87,6 +87,7 @@ __all__ = [
     "HEADER",
     "ISAS",
     "KERNELS_C",
+    "KernelBackend",
     "KernelVariant",
     "PreparedKernel",
     "board_isas",
@@ -94,3 +95,11 @@ __all__ = [
     "select",
     "variants",
 ]
+
+
+# Last, since the backend module uses this package's functions: aot.kernels registers its
+# backend itself, so the backend API (aot.backends) never imports an implementation above it.
+from aot.backends.base import backends as _backends  # noqa: E402
+from aot.kernels.backend import KernelBackend  # noqa: E402
+
+_backends.add(KernelBackend.name, KernelBackend)
