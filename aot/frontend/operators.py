@@ -384,7 +384,7 @@ INT8_OPERATORS.update(
         "ADD_N": (
             "int8 (all inputs with one scale and zero point, as TFLite Micro; LiteRT has no "
             "int8 ADD_N) or int32",
-            "any rank, equal shapes (no broadcasting); int8: at most 16 inputs, the output "
+            "any rank, equal shapes (no broadcasting); int8: at most 15 inputs, the output "
             "multiplier below 1 (output scale > input scale / 2**19)",
         ),
         "CAST": (

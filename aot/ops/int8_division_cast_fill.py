@@ -80,13 +80,18 @@ def add_n(
     act_max: int,
 ) -> te.Tensor:
     """TFLite ``reference_ops::AddN`` (quantized, TFLite Micro's int8 ADD_N): every input
-    scaled as ADD scales its inputs (all share one scale), summed in int32, requantized."""
+    scaled as ADD scales its inputs (all share one scale), summed in int32 onto a start
+    value, requantized. The reference starts its sum at the input offset scaled so (the
+    scaled stored value 0, not 0), and TFLite Micro's interpreter computes exactly that."""
+    start = multiply_by_quantized_multiplier_smaller_than_one_expr(
+        c32(input_offset * (1 << left_shift)), input_multiplier, input_shift
+    )
 
     def body(*idx: Expr) -> Expr:
-        total = None
+        total = start
         for t in tensors:
             term = scaled_input(t, idx, input_offset, left_shift, input_multiplier, input_shift)
-            total = term if total is None else total + term
+            total = total + term
         out = multiply_by_quantized_multiplier_smaller_than_one_expr(
             total, output_multiplier, output_shift
         ) + c32(output_zp)

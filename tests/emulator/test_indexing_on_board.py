@@ -1,7 +1,7 @@
 """The indexing, shape and resource-variable operators on mps2_an386 under QEMU,
 bit-exact with LiteRT's reference kernels: one model with EMBEDDING_LOOKUP (plain and
 hybrid), DYNAMIC_UPDATE_SLICE, CUMSUM, SHAPE and BROADCAST_ARGS; the int8 CUMSUM against
-TFLite's reference loop; and a running accumulator in a resource variable (CALL_ONCE,
+TensorFlow Lite Micro's interpreter; and a running accumulator in a resource variable (CALL_ONCE,
 VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) over several inferences and a reset."""
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import pytest
 from emulator_helpers import require_tools
 
 from aot.testing.harness import build, run_many, run_session
-from aot.testing.reference import run_tflite_reference
+from aot.testing.reference import TFLMReference, run_tflite_reference
 from tests.int8.harness import random_input
 from tests.int8.indexing_models import (
     CUMSUM_INT8,
     accumulator_model,
-    cumsum_int8_expected,
     cumsum_int8_model,
     fresh_litert_session,
     indexing_inputs,
@@ -53,15 +52,16 @@ def test_indexing_model_on_the_m4(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_int8_cumsum_on_the_m4_follows_the_reference_kernel(tmp_path: Path) -> None:
-    """LiteRT registers no int8 CUMSUM, so the board is checked against the Python
-    transcription of TFLite's reference loop that the VM tests check too."""
+    """LiteRT registers no int8 CUMSUM, so the board is checked against TFLite Micro's
+    interpreter, as the VM tests are."""
     path = tmp_path / "cumsum_int8.tflite"
     path.write_bytes(cumsum_int8_model())
     folder = build(path, tmp_path / "out", BOARD)
+    reference = TFLMReference(path)
     rng = np.random.default_rng(27)
     batches = [[random_input(rng, CUMSUM_INT8["shape"])] for _ in range(10)]
     for inputs, outputs in zip(batches, run_many(folder, batches), strict=True):
-        for actual, expected in zip(outputs, cumsum_int8_expected(inputs[0]), strict=True):
+        for actual, expected in zip(outputs, reference.run(inputs), strict=True):
             np.testing.assert_array_equal(actual, expected)
 
 

@@ -1,6 +1,6 @@
 """Test models for ADD_N, DIV, ELU, CAST, ZEROS_LIKE, FILL and REDUCE_ALL (issue 13), written
-with aot.testing.tflite_builder, and an independent transcription of TFLite Micro's int8
-ADD_N (LiteRT has no int8 ADD_N to compare with); shared by the host and emulator tests."""
+with aot.testing.tflite_builder; shared by the host and emulator tests. The int8 ADD_N and
+ZEROS_LIKE, which LiteRT lacks, are checked against TensorFlow Lite Micro's interpreter."""
 
 from __future__ import annotations
 
@@ -10,35 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from aot.ops import fixedpoint as fp
 from aot.testing.harness import build, run_many
+from aot.testing.reference import TFLMReference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.math_models import f32
-from tests.int8.test_fixedpoint import ref_rdbpot, ref_srdhm
-
-ADD_N_LEFT_SHIFT = 20
-
-
-def add_n_reference(
-    inputs: Sequence[np.ndarray], scale: float, zero_point: int, out_scale: float, out_zp: int
-) -> np.ndarray:
-    """``reference_ops::AddN`` (quantized) as TFLite Micro's add_n.cc prepares it, element by
-    element in Python integers."""
-    twice_max = 2 * scale
-    m_in, s_in = fp.quantize_multiplier_smaller_than_one(scale / twice_max)
-    m_out, s_out = fp.quantize_multiplier_smaller_than_one(
-        twice_max / ((1 << ADD_N_LEFT_SHIFT) * out_scale)
-    )
-    flat = [x.reshape(-1).astype(np.int64) for x in inputs]
-    out = np.empty(flat[0].size, np.int8)
-    for i in range(out.size):
-        total = 0
-        for x in flat:
-            shifted = (int(x[i]) - zero_point) * (1 << ADD_N_LEFT_SHIFT)
-            total += ref_rdbpot(ref_srdhm(shifted, m_in), -s_in)
-        value = ref_rdbpot(ref_srdhm(total, m_out), -s_out) + out_zp
-        out[i] = min(max(value, -128), 127)
-    return out.reshape(inputs[0].shape)
 
 
 def run_litert_builtin(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -142,11 +117,6 @@ def tflm_dtypes_model() -> bytes:
     return b.build()
 
 
-def tflm_dtypes_expected(x: np.ndarray, w: np.ndarray) -> list[np.ndarray]:
-    total = add_n_reference([x, w, x], *ADD_N_QUANT, *ADD_N_OUT_QUANT)
-    return [total, np.zeros_like(w)]
-
-
 # The models have int32 inputs and outputs, which --frontend auto leaves to the float frontend.
 FRONTEND = ("--frontend", "tflite-int8")
 MODEL_NAMES = ("litert_dtypes", "tflm_dtypes")
@@ -155,7 +125,7 @@ MODEL_NAMES = ("litert_dtypes", "tflm_dtypes")
 def assert_model_bit_exact(name: str, board: str, folder: Path, count: int, seed: int) -> None:
     """Build model ``name`` (one of MODEL_NAMES) for ``board`` in ``folder``, run ``count``
     random input sets in one session and compare every output with its reference (LiteRT,
-    or the TFLite Micro transcription); also check the build kept the operators."""
+    or TFLite Micro's interpreter); also check the build kept the operators."""
     rng = np.random.default_rng(seed)
     if name == "litert_dtypes":
         model = litert_model()
@@ -169,7 +139,8 @@ def assert_model_bit_exact(name: str, board: str, folder: Path, count: int, seed
             [rng.integers(-128, 128, (4, 10), dtype=np.int8) for _ in range(2)]
             for _ in range(count)
         ]
-        expected = [tflm_dtypes_expected(*inputs) for inputs in batches]
+        reference = TFLMReference(model)
+        expected = [reference.run(inputs) for inputs in batches]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.tflite"
     path.write_bytes(model)

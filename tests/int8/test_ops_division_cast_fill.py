@@ -1,6 +1,6 @@
 """ADD_N, DIV, ELU, CAST, ZEROS_LIKE, FILL and REDUCE_ALL (issue 13) bit-exact with LiteRT's
-kernels on seeded random models (int8 ADD_N and ZEROS_LIKE, which LiteRT lacks, against a
-transcription of TFLite Micro's kernel); the refusals of SQRT, FLOOR_DIV, FLOOR_MOD and of
+kernels on seeded random models (int8 ADD_N and ZEROS_LIKE, which LiteRT lacks, against
+TensorFlow Lite Micro's interpreter); the refusals of SQRT, FLOOR_DIV, FLOOR_MOD and of
 what the kernels do not take; the generated C on the host."""
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import pytest
 
 from aot.errors import UnsupportedError
 from aot.frontend.tflite_int8 import import_tflite_int8
-from aot.testing.reference import run_tflite_reference
+from aot.testing.reference import TFLMReference, run_tflite_reference, run_tflm_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 from tests.int8.division_cast_fill_models import (
     MODEL_NAMES,
-    add_n_reference,
     assert_model_bit_exact,
     divisors_avoiding,
     run_litert_builtin,
@@ -102,7 +101,7 @@ def test_div_int32_and_fused_activations() -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_add_n_int8_follows_tflite_micro(seed: int) -> None:
     """LiteRT's ADD_N takes float32 and int32 only: int8 is checked against TFLite Micro's
-    reference_ops::AddN transcribed in Python."""
+    interpreter (whose sum starts at the scaled input offset, not at 0: docs/int8.md)."""
     rng = np.random.default_rng(960 + seed)
     count = int(rng.integers(2, 7))
     shape = tuple(int(d) for d in rng.integers(1, 6, int(rng.integers(1, 4))))
@@ -114,16 +113,17 @@ def test_add_n_int8_follows_tflite_micro(seed: int) -> None:
     y = b.add_tensor("y", shape, "int8", scale=out_scale, zero_point=out_zp)
     b.add_operator("ADD_N", ins, [y])
     b.mark_output(y)
-    _, vm = compile_vm(b.build())
+    model = b.build()
+    _, vm = compile_vm(model)
+    reference = TFLMReference(model)
     for _ in range(3):
         inputs = [random_input(rng, shape) for _ in range(count)]
-        actual = run_vm(vm, inputs)[0]
-        expected = add_n_reference(inputs, scale, zp, out_scale, out_zp)
-        np.testing.assert_array_equal(actual, expected)
+        np.testing.assert_array_equal(run_vm(vm, inputs)[0], reference.run(inputs)[0])
 
 
-def test_add_n_int8_sixteen_inputs_at_the_extremes_and_seventeen_refused() -> None:
-    """16 terms of 255 * 2**19 still fit TFLite Micro's int32 sum; a 17th is refused."""
+def test_add_n_int8_fifteen_inputs_at_the_extremes_and_sixteen_refused() -> None:
+    """15 terms of 255 * 2**19 and the start term of 127 * 2**19 still fit TFLite Micro's
+    int32 sum; a 16th input is refused (it would overflow the sum)."""
 
     def model(count: int) -> bytes:
         b = TFLiteModelBuilder()
@@ -133,13 +133,13 @@ def test_add_n_int8_sixteen_inputs_at_the_extremes_and_seventeen_refused() -> No
         b.mark_output(y)
         return b.build()
 
-    _, vm = compile_vm(model(16))
-    inputs = [np.array([-128, 127], np.int8)] * 16
-    expected = add_n_reference(inputs, f32(0.01), 127, f32(0.5), 0)
+    _, vm = compile_vm(model(15))
+    inputs = [np.array([-128, 127], np.int8)] * 15
+    (expected,) = run_tflm_reference(model(15), inputs)
     np.testing.assert_array_equal(run_vm(vm, inputs)[0], expected)
-    assert expected[0] == -82  # 16 * -255 * 0.01 / 0.5, not wrapped
-    with pytest.raises(UnsupportedError, match=r"operator 0 \(ADD_N\): 17 inputs; at most 16"):
-        import_tflite_int8(model(17))
+    assert expected[0] == -79  # (15 * -255 - 127) * 0.01 / 0.5, not wrapped
+    with pytest.raises(UnsupportedError, match=r"operator 0 \(ADD_N\): 16 inputs; at most 15"):
+        import_tflite_int8(model(16))
 
 
 def test_add_n_int32_and_zeros_like_int32() -> None:

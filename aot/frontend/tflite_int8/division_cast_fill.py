@@ -28,8 +28,9 @@ from aot.frontend.tflite_int8.importer import (
 from aot.ops import fixedpoint as fp
 
 _INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
-# reference_ops::AddN accumulates int32 terms of up to 255 * 2**20 / 2: at most 16 fit.
-_ADD_N_MAX_INT8_INPUTS = 16
+# reference_ops::AddN accumulates int32 terms of up to 255 * 2**20 / 2 onto a start term of
+# up to 128 * 2**20 / 2 (the scaled input offset): at most 15 inputs fit.
+_ADD_N_MAX_INT8_INPUTS = 15
 _ADD_N_LEFT_SHIFT = 20  # kAddNIntegerShift
 _CAST_DTYPES = ["int8", "int16", "int32"]
 
