@@ -1,7 +1,9 @@
 """The MLPerf Tiny int8 models, compiled for the host, are bit-exact against TFLite.
 
 The target is ai-edge-litert's reference kernels (OpResolverType.BUILTIN_REF): the shipped
-X.output.npy for X.input.npy, and the interpreter itself on seeded random inputs.
+X.output.npy for X.input.npy, and the interpreter itself on seeded random inputs. TensorFlow
+Lite Micro's interpreter cross-checks the same builds (docs/int8.md, "LiteRT against TFLite
+Micro").
 """
 
 from __future__ import annotations
@@ -14,13 +16,19 @@ import pytest
 
 from aot.testing import run_tflite_reference
 from aot.testing.harness import build, random_inputs, run_many
+from aot.testing.reference import TFLMReference
 from aot.testing.shared import MLPERF_TINY, mlperf_tiny, shared_dir
+from tests.int8.harness import compile_vm, run_vm
 
 pytestmark = [pytest.mark.toolchain, pytest.mark.slow]
 
 MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 MODELS = list(MLPERF_TINY)
 RANDOM_INPUTS = 200
+TFLM_INPUTS = 20
+# Models whose FULLY_CONNECTED layers LiteRT rounds singly and TFLite Micro doubly
+# (aot.frontend.tflite_int8.importer.LITERT_ROUNDING): the host build follows LiteRT.
+ROUNDED_OTHERWISE_BY_TFLM = {"ad01_int8"}
 
 
 @pytest.fixture(scope="module", params=MODELS)
@@ -49,6 +57,32 @@ def test_random_inputs_match_tflite_reference_kernels(built) -> None:
         if not all(np.array_equal(a, b) for a, b in zip(outputs, expected, strict=True)):
             mismatches.append(index)
     assert mismatches == [], f"{name}: {len(mismatches)} of {RANDOM_INPUTS} inputs differ"
+
+
+def test_tflite_micro_gives_the_host_build_outputs(built) -> None:
+    """The shipped input and seeded random ones through TFLite Micro's interpreter: equal
+    to the host build, except where TFLite Micro rounds FULLY_CONNECTED otherwise (ad01:
+    a few steps on many values); there aot's rounding="double" equals TFLite Micro."""
+    name, folder = built
+    model = MODELS_DIR / f"{name}.tflite"
+    specs = json.loads((folder / "metadata.json").read_text())["inputs"]
+    batches = [[np.load(MODELS_DIR / f"{name}.input.npy")]]
+    batches += random_inputs(specs, TFLM_INPUTS, seed=2027)
+    tflm = TFLMReference(model)
+    expected = [tflm.run(inputs) for inputs in batches]
+    results = run_many(folder, batches)
+    same = [
+        all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+        for got, want in zip(results, expected, strict=True)
+    ]
+    if name not in ROUNDED_OTHERWISE_BY_TFLM:
+        assert all(same), f"{name}: {same.count(False)} of {len(batches)} inputs differ"
+        return
+    assert not all(same)  # the difference is real; docs/int8.md records it
+    _, vm = compile_vm(str(model), rounding="double")
+    for inputs, want in zip(batches, expected, strict=True):
+        for got, reference in zip(run_vm(vm, inputs), want, strict=True):
+            np.testing.assert_array_equal(got, reference)
 
 
 def weight_and_bias_bytes(model: Path) -> int:
