@@ -69,10 +69,12 @@ class TFLMReference:
         # The wrapper exposes no output count (and logs to stderr when asked past the end).
         self.output_count = _output_count(data)
 
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Outputs in model order for ``inputs`` in model order; the interpreter is reset
-        first, so stateful models start from their initial state on every call."""
-        self.interpreter.reset()
+    def run(self, inputs: Sequence[np.ndarray], *, reset: bool = True) -> list[np.ndarray]:
+        """Outputs in model order for ``inputs`` in model order. The interpreter is reset
+        first, so a stateful model starts from its initial state, unless ``reset`` is
+        false: then its state carries over from the previous call."""
+        if reset:
+            self.interpreter.reset()
         for index, value in enumerate(inputs):
             self.interpreter.set_input(np.asarray(value), index)
         try:

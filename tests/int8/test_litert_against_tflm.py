@@ -8,7 +8,8 @@ table in docs/int8.md ("LiteRT against TFLite Micro") stays true.
 Not here, because TFLite Micro cannot run them: group A's model (TFLite Micro has no int8
 NEG), group D's (SELECT_V2 takes no int32), the BATCH_MATMUL/EXP/RSQRT model (EXP is
 float32 only), the indexing model (BROADCAST_TO needs a constant shape) and the int32
-ADD_N of the division model (TFLite Micro's ADD_N is float32 and int8 only)."""
+ADD_N of the division model (TFLite Micro's ADD_N is float32 and int8 only). The stateful
+SVDF model runs as a session of inferences in both."""
 
 from __future__ import annotations
 
@@ -21,13 +22,15 @@ import pytest
 from aot.testing.harness import random_inputs
 from aot.testing.reference import TFLMReference
 from aot.validate.reference import TFLiteReference
-from tests.int8.harness import compile_vm, run_vm
+from tests.int8.harness import compile_vm, random_input, run_vm
 from tests.int8.int16_models import (
     fc_16x8_model,
     int16_activations_model,
     int16_copies_model,
     int16_pooling_model,
 )
+from tests.int8.svdf_models import litert_session, svdf_keyword_model
+from tests.int8.test_ops_state import run_vm_steps
 from tests.int8.transpose_norm_models import conv_16x8_chain_model, ops_e_model
 
 pytestmark = pytest.mark.unit
@@ -80,3 +83,21 @@ def test_litert_and_tflite_micro_agree_through_aot(name: str) -> None:
             elif not np.array_equal(got, want):
                 differing.add(index)
     assert differing == set(case.differs)
+
+
+def test_svdf_keyword_model_carries_state_as_either_interpreter() -> None:
+    """Two SVDF layers and a FULLY_CONNECTED over 8 inferences, the state carried: aot
+    equals LiteRT's session, and with rounding="double" TFLite Micro's (the FULLY_CONNECTED
+    rounds otherwise: the two interpreters differ by a step on some inferences)."""
+    model = svdf_keyword_model()
+    rng = np.random.default_rng(1310)
+    steps = [random_input(rng, (1, 20)) for _ in range(8)]
+    tflm = TFLMReference(model)
+    tflm.interpreter.reset()
+    tflm_outputs = [tflm.run([x], reset=False)[0] for x in steps]
+    litert_outputs = litert_session(model, [[x] for x in steps])
+    for got, want in zip(run_vm_steps(model, steps), litert_outputs, strict=True):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(run_vm_steps(model, steps, "double"), tflm_outputs, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert any(not np.array_equal(a, b) for a, b in zip(litert_outputs, tflm_outputs))

@@ -23,11 +23,13 @@ SEEDS = range(6)
 STEPS = 5  # invocations per model: the state carries them
 
 
-def run_vm_steps(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def run_vm_steps(
+    model: bytes, inputs: list[np.ndarray], rounding: str = "litert"
+) -> list[np.ndarray]:
     """Our module over several inputs, threading the state from one call to the next."""
     import tvm
 
-    imported, vm = compile_vm(model)
+    imported, vm = compile_vm(model, rounding)
     states = [np.zeros(s.shape, s.dtype) for s in imported.states]
     outputs = []
     for x in inputs:
