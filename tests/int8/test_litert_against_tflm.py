@@ -21,9 +21,11 @@ import pytest
 
 from aot.testing.harness import random_inputs
 from aot.testing.reference import TFLMReference
+from aot.testing.tflite_builder import TFLiteModelBuilder
 from aot.validate.reference import TFLiteReference
 from tests.int8.harness import compile_vm, random_input, run_vm
 from tests.int8.int16_models import (
+    f32,
     fc_16x8_model,
     int16_activations_model,
     int16_copies_model,
@@ -38,6 +40,59 @@ pytestmark = pytest.mark.unit
 INPUT_SETS = 5
 
 
+POOL_OPTIONS = {"stride_h": 2, "stride_w": 2, "filter_height": 2, "filter_width": 2}
+
+
+def int8_operators_model(seed: int = 17) -> bytes:
+    """The int8 operators of test_ops.py and test_ops_a.py that TFLite Micro registers,
+    each once on the inputs x, y (its own quantization) and x2 (x's), with random output
+    quantizations: one compile for all of them. Output k is ``plan[k]``'s, so a
+    difference names its operator (output 7: RELU6 requantizing to a new scale)."""
+    rng = np.random.default_rng(seed)
+    shape = (1, 4, 4, 16)
+
+    def quant() -> dict:
+        return {"scale": f32(rng.uniform(0.01, 0.2)), "zero_point": int(rng.integers(-30, 30))}
+
+    b = TFLiteModelBuilder()
+    qx = quant()
+    x = b.add_input("x", shape, "int8", **qx)
+    y = b.add_input("y", shape, "int8", **quant())
+    x2 = b.add_input("x2", shape, "int8", **qx)
+    axes = b.add_constant("axes", np.array([1, 2], np.int32))
+    alpha = rng.integers(-100, 100, (16,)).astype(np.int8)
+    slopes = b.add_constant("slopes", alpha, scale=f32(0.01), zero_point=0)
+    pooled = (1, 2, 2, 16)
+    probabilities = {"scale": 1 / 256, "zero_point": -128}
+    plan = [
+        ("MUL", [x, y], quant(), None, shape),
+        ("ADD", [x, y], quant(), None, shape),
+        ("SUB", [x, y], quant(), None, shape),
+        ("SQUARED_DIFFERENCE", [x, y], quant(), None, shape),
+        ("MINIMUM", [x, x2], qx, None, shape),
+        ("MAXIMUM", [x, x2], qx, None, shape),
+        ("RELU", [x], quant(), None, shape),
+        ("RELU6", [x], quant(), None, shape),
+        ("RELU6", [x], qx, None, shape),
+        ("LOGISTIC", [x], probabilities, None, shape),
+        ("TANH", [x], {"scale": 1 / 128, "zero_point": 0}, None, shape),
+        ("HARD_SWISH", [x], quant(), None, shape),
+        ("LEAKY_RELU", [x], quant(), {"alpha": 0.2}, shape),
+        ("QUANTIZE", [x], quant(), None, shape),
+        ("MAX_POOL_2D", [x], qx, {"padding": "SAME", **POOL_OPTIONS}, pooled),
+        ("AVERAGE_POOL_2D", [x], qx, {"padding": "VALID", **POOL_OPTIONS}, pooled),
+        ("MEAN", [x, axes], quant(), {"keep_dims": True}, (1, 1, 1, 16)),
+        ("PRELU", [x, slopes], quant(), None, shape),
+        ("SOFTMAX", [x], probabilities, {"beta": 1.0}, shape),
+        ("ABS", [x], quant(), None, shape),
+    ]
+    for index, (op, inputs, out_quant, options, out_shape) in enumerate(plan):
+        out = b.add_tensor(f"out{index}", out_shape, "int8", **out_quant)
+        b.add_operator(op, inputs, [out], options)
+        b.mark_output(out)
+    return b.build()
+
+
 @dataclass(frozen=True)
 class CrossCheck:
     build: Callable[[], bytes]
@@ -49,6 +104,8 @@ class CrossCheck:
 
 
 CASES = {
+    # RELU6 to a new scale: TFLite Micro clamps the stored input without requantizing.
+    "int8_operators": CrossCheck(int8_operators_model, differs=(7,)),
     "transpose_conv_log_softmax_l2_norm": CrossCheck(ops_e_model),
     "conv_and_depthwise_16x8": CrossCheck(conv_16x8_chain_model),
     # TFLite Micro rescales the 16x8 FULLY_CONNECTED's int64 accumulator with the int64
