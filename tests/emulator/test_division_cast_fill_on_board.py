@@ -1,6 +1,6 @@
 """ADD_N, DIV, ELU, CAST, ZEROS_LIKE, FILL and REDUCE_ALL (issue 13) on mps2_an386 under QEMU:
 the LiteRT-dtype model bit-exact with LiteRT's kernels, the TFLite-Micro-only dtypes
-(int8 ADD_N and ZEROS_LIKE) with the transcription of TFLite Micro's kernel, each over
+(int8 ADD_N and ZEROS_LIKE) with TensorFlow Lite Micro's interpreter, each over
 random inputs in one session."""
 
 from __future__ import annotations
