@@ -7,6 +7,11 @@ int8 output state, the same three kernels for every step (docs/int8.md,
 ``logistic`` and ``tanh`` (as ``tensor_utils::ApplySigmoid``/``ApplyTanh`` call them),
 computed here on int16 values held in int32 expressions, one elementwise stage per
 intermediate value.
+
+The 16x8 form (int16 activations, int8 weights, int64 biases) follows TFLite Micro's
+kernel instead (``lstm_cell_16x8``, ``lstm_hidden_16x8``): LiteRT has none, and TFLite
+Micro computes it differently (a fully connected per gate side, its int16 sigmoid and tanh
+tables, an int16 MUL per product).
 """
 
 from __future__ import annotations
@@ -23,7 +28,12 @@ from aot.ops.fixedpoint import (
     multiply_by_quantized_multiplier_expr,
     rounding_divide_by_pot_expr,
 )
-from aot.ops.int8_transpose_and_norms import inv_sqrt_multiplier
+from aot.ops.int8_transpose_and_norms import (
+    inv_sqrt_multiplier,
+    multiply_by_quantized_multiplier_int64_expr,
+)
+from aot.ops.int16_activations import logistic as logistic_int16
+from aot.ops.int16_activations import tanh as tanh_int16
 
 Expr = Any
 
@@ -474,3 +484,139 @@ def lstm_sequence(*steps: te.Tensor, time_major: bool) -> te.Tensor:
 
     shape = (len(steps), batch, n) if time_major else (batch, len(steps), n)
     return te.compute(shape, body, name="lstm_output")
+
+
+# -- 16x8, as TFLite Micro's lstm_eval computes it ------------------------------------------
+
+
+def tanh_scaling(cell_scale_power: int) -> tuple[int, int]:
+    """The (input multiplier, left shift) with which TFLite Micro's int16 ``Tanh`` reads a
+    Q(15 + power) value, after ``reference_integer_ops::Tanh`` resolves its power-of-two
+    case: the table wants Q3.12 times 3."""
+    shift = 15 + cell_scale_power - 3
+    return (3 << shift, 0) if shift >= 0 else (3, -shift)
+
+
+def _fully_connected_16x8(acc: Expr, multiplier: int, shift: int) -> Expr:
+    """An int64 accumulator requantized and clamped to int16, in int32 (the int16-output
+    ``FullyConnected`` with no fused activation)."""
+    value = multiply_by_quantized_multiplier_int64_expr(acc, multiplier, shift)
+    return tirx.max(tirx.min(value, c64(_MAX16)), c64(_MIN16)).astype("int32")
+
+
+def _gate_16x8(
+    x: te.Tensor,
+    state: te.Tensor,
+    w_in: te.Tensor,
+    w_rec: te.Tensor,
+    bias: te.Tensor,
+    gate: int,
+    scales: Sequence[int],
+) -> te.Tensor:
+    """The int16 gate input in Q3.12: the input side (with the int64 bias) and the
+    recurrent side (no bias), each a fully connected to int16, added with saturation."""
+    batch, n_input = (int(d) for d in x.shape)
+    n_state, n_cell = int(state.shape[1]), int(w_in.shape[1])
+    m_in, s_in, m_rec, s_rec = scales
+    ki = te.reduce_axis((0, n_input), f"ki{gate}")
+    kr = te.reduce_axis((0, n_state), f"kr{gate}")
+    shape = (batch, n_cell)
+    acc_in = te.compute(
+        shape,
+        lambda b, c: te.sum(x[b, ki].astype("int64") * w_in[gate, c, ki].astype("int64"), axis=ki),
+        name=f"acc_in{gate}",
+    )
+    acc_rec = te.compute(
+        shape,
+        lambda b, c: te.sum(
+            state[b, kr].astype("int64") * w_rec[gate, c, kr].astype("int64"), axis=kr
+        ),
+        name=f"acc_rec{gate}",
+    )
+
+    def body(b: Expr, c: Expr) -> Expr:
+        first = _fully_connected_16x8(acc_in[b, c] + bias[gate, c], m_in, s_in)
+        second = _fully_connected_16x8(acc_rec[b, c], m_rec, s_rec)
+        return sat16(first + second).astype("int16")
+
+    return te.compute(shape, body, name=f"gate{gate}")
+
+
+def _int16_mul(a: Expr, b: Expr, multiplier: int, shift: int, zero_point: int = 0) -> Expr:
+    """``MulElementwise`` of two int16 values (zero points 0) to int16."""
+    product = a.astype("int32") * b.astype("int32")
+    return sat16(
+        multiply_by_quantized_multiplier_expr(product, multiplier, shift) + c32(zero_point)
+    )
+
+
+def _sigmoid_16x8(pre: te.Tensor, table: te.Tensor) -> te.Tensor:
+    # Q3.12 in, as TFLite Micro's Sigmoid calls Logistic with multiplier 0 (meaning 3).
+    return logistic_int16(pre, table, input_multiplier=3, input_left_shift=0)
+
+
+def lstm_cell_16x8(
+    x: te.Tensor,
+    output_state: te.Tensor,
+    cell_state: te.Tensor,
+    w_in: te.Tensor,
+    w_rec: te.Tensor,
+    bias: te.Tensor,
+    table: te.Tensor,
+    *,
+    scales: Sequence[int],
+    forget_multiplier: int,
+    forget_shift: int,
+    input_multiplier: int,
+    input_shift: int,
+    cell_clip: int,
+) -> te.Tensor:
+    """The next int16 cell state of a 16x8 LSTM step: forget * cell + input * candidate,
+    each an int16 MUL, added with saturation, then the cell clip (0: none). ``bias`` is
+    [4, n_cell] int64, ``table`` TFLite's sigmoid table, ``scales`` four (multiplier,
+    shift) pairs per gate (input side, recurrent side)."""
+    pre = {
+        g: _gate_16x8(x, output_state, w_in, w_rec, bias, g, scales[4 * g : 4 * g + 4])
+        for g in (0, 1, 2)
+    }
+    forget, gate_in = _sigmoid_16x8(pre[1], table), _sigmoid_16x8(pre[0], table)
+    multiplier, shift = tanh_scaling(-12)
+    candidate = tanh_int16(pre[2], table, input_multiplier=multiplier, input_left_shift=shift)
+
+    def body(b: Expr, c: Expr) -> Expr:
+        kept = _int16_mul(forget[b, c], cell_state[b, c], forget_multiplier, forget_shift)
+        new = _int16_mul(gate_in[b, c], candidate[b, c], input_multiplier, input_shift)
+        total = sat16(kept + new)
+        if cell_clip > 0:
+            total = clamp_expr(total, -cell_clip, cell_clip)
+        return total.astype("int16")
+
+    return te.compute(tuple(cell_state.shape), body, name="lstm_cell")
+
+
+def lstm_hidden_16x8(
+    x: te.Tensor,
+    output_state: te.Tensor,
+    cell_state: te.Tensor,
+    w_in: te.Tensor,
+    w_rec: te.Tensor,
+    bias: te.Tensor,
+    table: te.Tensor,
+    *,
+    scales: Sequence[int],
+    cell_scale: int,
+    hidden_multiplier: int,
+    hidden_shift: int,
+    output_zp: int,
+) -> te.Tensor:
+    """The next int16 output state of a 16x8 LSTM step: the output gate (reading the
+    previous output state) times tanh of the new cell state, an int16 MUL."""
+    gate = _sigmoid_16x8(_gate_16x8(x, output_state, w_in, w_rec, bias, 3, scales[12:16]), table)
+    multiplier, shift = tanh_scaling(cell_scale)
+    cell_tanh = tanh_int16(cell_state, table, input_multiplier=multiplier, input_left_shift=shift)
+
+    def body(b: Expr, c: Expr) -> Expr:
+        value = _int16_mul(cell_tanh[b, c], gate[b, c], hidden_multiplier, hidden_shift, output_zp)
+        return value.astype("int16")
+
+    return te.compute(tuple(cell_state.shape), body, name="lstm_hidden")

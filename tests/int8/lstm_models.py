@@ -38,8 +38,9 @@ def lstm_model(
     cell-to-gate weights; ``layer_norm`` int16 coefficients per gate (the gate biases
     then in coefficient_scale / 1024 units, the gate intermediates calibrated);
     ``projection`` int8 [n_output, n_cell] weights, optionally a bias and a clip.
-    ``activation_dtype`` "int16" writes the 16x8 form (int16 input, output and output
-    state, symmetric), which aot refuses."""
+    ``activation_dtype`` "int16" writes the 16x8 form as TFLite Micro's kernel reads it
+    (int16 input, output and output state, symmetric; int64 gate biases; no
+    intermediate tensors, which TFLite Micro cannot allocate)."""
     n_output = n_cell if n_output is None else n_output
     wide = activation_dtype == "int16"
     b = TFLiteModelBuilder()
@@ -65,7 +66,9 @@ def lstm_model(
         # Without layer norm the bias adds to the products (their scale); with it, to
         # the normalized gate (coefficient scale / 1024), up to about one unit.
         unit = 1024 / ln_scales[g] if layer_norm else 1 / (wi_scale * x_scale)
-        bias = rng.integers(-int(unit), int(unit) + 1, n_cell, dtype=np.int32)
+        bias = rng.integers(-int(unit), int(unit) + 1, n_cell).astype(
+            np.int64 if wide else np.int32
+        )
         bias_scale = ln_scales[g] / 1024 if layer_norm else wi_scale * x_scale
         inputs[12 + g] = b.add_constant(f"{gate}_bias", bias, scale=_f32(bias_scale), zero_point=0)
     inputs[18] = b.add_tensor(
@@ -120,6 +123,35 @@ def lstm_model(
         "fused_activation_function": activation,
     }
     op = b.add_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [y], options)
-    b.set_intermediates(op, intermediates)
+    if not wide:
+        b.set_intermediates(op, intermediates)
     b.mark_output(y)
     return b.build()
+
+
+def tflm_session(model: bytes, plan: list) -> list[np.ndarray]:
+    """TFLite Micro's interpreter (the 16x8 LSTM's reference) over a session plan as
+    aot.testing.harness.run_session takes it: states carried across invoke() calls,
+    reset() at each RESET."""
+    from tflite_micro.python.tflite_micro import runtime
+
+    interpreter = runtime.Interpreter.from_bytes(model)
+    outputs = []
+    for entry in plan:
+        if isinstance(entry, str):
+            interpreter.reset()
+            continue
+        interpreter.set_input(entry[0], 0)
+        interpreter.invoke()
+        outputs.append(interpreter.get_output(0).copy())
+    return outputs
+
+
+def int16_session_plan(seed: int, shape: tuple[int, ...]) -> list:
+    """Six int16 inferences, a reset, then the first three inputs again."""
+    from aot.testing.harness import RESET
+    from tests.int8.harness import random_input
+
+    rng = np.random.default_rng(seed)
+    inputs = [[random_input(rng, shape, "int16")] for _ in range(6)]
+    return [*inputs, RESET, *inputs[:3]]

@@ -1,6 +1,7 @@
-"""The integer UNIDIRECTIONAL_SEQUENCE_LSTM bit-exact with LiteRT's reference kernels, with
-both states carried across invocations as LiteRT's interpreter carries them, and
-restored by a reset (the int8 output state to its zero point, as TFLite resets it)."""
+"""The integer UNIDIRECTIONAL_SEQUENCE_LSTM bit-exact with LiteRT's reference kernels (8x8)
+and with TFLite Micro's interpreter (16x8, which LiteRT cannot run), with both states
+carried across invocations as the interpreters carry them, and restored by a reset (the
+output state to its zero point, as TFLite resets it)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from aot.errors import UnsupportedError
 from aot.frontend.tflite_int8 import import_tflite_int8
 from aot.validate.reference import TFLiteReference
 from tests.int8.harness import compile_vm, random_input
-from tests.int8.lstm_models import lstm_model
+from tests.int8.lstm_models import int16_session_plan, lstm_model, tflm_session
 
 pytestmark = pytest.mark.unit
 
@@ -117,7 +118,6 @@ def _output_scale(model: bytes) -> float:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"activation_dtype": "int16"}, r"int16 input \(16x8 LSTM\) is not supported"),
         ({"activation": "RELU"}, r"fused activation RELU; the integer LSTM needs TANH"),
         ({"cell_scale_log2": -8}, r"cell state scale .* must be a power of two"),
     ],
@@ -133,14 +133,67 @@ def test_lstm_refused_options_name_the_option(kwargs: dict, message: str) -> Non
 
 
 def test_litert_cannot_run_a_16x8_lstm() -> None:
-    """Why aot refuses the 16x8 form: LiteRT's kernel takes an int16 input for float and
-    fails to prepare, so there is no reference to be bit-exact with. When a LiteRT
-    release runs it, this fails: then build it (docs/int8.md)."""
+    """Why the 16x8 form's reference is TFLite Micro's interpreter: LiteRT's kernel takes
+    an int16 input for float and fails to prepare. When a LiteRT release runs it, this
+    fails: then check aot against it too (docs/int8.md)."""
     from aot.errors import ModelError
 
     model = lstm_model(np.random.default_rng(5), activation_dtype="int16")
     with pytest.raises(ModelError, match=r"UNIDIRECTIONAL_SEQUENCE_LSTM\) failed to prepare"):
         TFLiteReference(model)
+
+
+def _plan_outputs(model: bytes, plan: list) -> list[np.ndarray]:
+    return _run(model, [e if isinstance(e, str) else e[0] for e in plan])
+
+
+# Batch- and time-major, one and two batches, cell clips, cell scales 2**-15..2**-10.
+_16X8_CASES = [
+    dict(batch=1, steps=3, n_input=5, n_cell=4, cell_scale_log2=-11),
+    dict(batch=2, steps=2, n_input=3, n_cell=6, time_major=True, cell_scale_log2=-15),
+    dict(batch=2, steps=3, n_input=7, n_cell=3, cell_clip=1.5, cell_scale_log2=-12),
+    dict(batch=1, steps=4, n_input=2, n_cell=8, time_major=True, cell_clip=3.0,
+         cell_scale_log2=-10),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(len(_16X8_CASES)))
+def test_16x8_lstm_carries_state_like_tflite_micro(case: int) -> None:
+    """Six random int16 inferences, TFLite Micro's reset(), three again: bit-exact with
+    TFLite Micro's interpreter, and the first outputs again after aot's reset."""
+    shape = _16X8_CASES[case]
+    rng = np.random.default_rng(1600 + case)
+    model = lstm_model(rng, activation_dtype="int16", **shape)
+    leading = (shape["steps"], shape["batch"]) if shape.get("time_major") else (
+        shape["batch"], shape["steps"])  # fmt: skip
+    plan = int16_session_plan(1700 + case, (*leading, shape["n_input"]))
+    expected = tflm_session(model, plan)
+    actual = _plan_outputs(model, plan)
+    for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert a.dtype == np.int16 and np.array_equal(a, e), (step, shape, a, e)
+    assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
+    values = np.concatenate([e.ravel() for e in expected]).astype(int)
+    assert len(np.unique(values)) > 8 and np.abs(values).min() < 32767, values
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "option"),
+    [
+        ({"cifg": True}, "CIFG"),
+        ({"peephole": True}, "peephole weights"),
+        ({"projection": True, "n_output": 3}, "projection"),
+        ({"layer_norm": True}, "layer normalization"),
+    ],
+)
+def test_16x8_lstm_refuses_what_tflite_micro_lacks(kwargs: dict, option: str) -> None:
+    """TFLite Micro's 16x8 kernel is the standard LSTM only, and it is the reference."""
+    model = lstm_model(np.random.default_rng(6), activation_dtype="int16", **kwargs)
+    with pytest.raises(
+        UnsupportedError,
+        match=rf"operator 0 \({OP}\): {option}.* in a 16x8 LSTM is not supported: TFLite "
+        r"Micro's 16x8 kernel .*docs/operators.md",
+    ):
+        import_tflite_int8(model)
 
 
 @pytest.mark.toolchain

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from aot.errors import UnsupportedError
 from aot.frontend.tflite_int8.importer import (
     _ACTIVATIONS,
     _handler,
@@ -31,14 +32,6 @@ _PEEPHOLE = (9, 10, 11)
 _BIAS = (12, 13, 14, 15)
 _PROJECTION = (16, 17)
 _LAYER_NORM = (20, 21, 22, 23)
-
-
-# LiteRT's integer LSTM kernel reads int8 activations only (its Prepare takes the
-# integer path for an int8 input alone), so a 16x8 LSTM has no reference to match.
-_NO_16X8 = (
-    "int16 input (16x8 LSTM) is not supported: LiteRT's reference kernel has no 16x8 "
-    "LSTM to match bit for bit; quantize the model with int8 activations"
-)
 
 
 def _f32(value: float) -> np.float32:
@@ -92,16 +85,16 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
         raise imp.unsupported(f"expected 20 or 24 inputs, found {len(ins)}")
     present = lambda i: i < len(ins) and ins[i] >= 0  # noqa: E731
     x = imp.tensors[ins[_INPUT]]
-    if x.dtype == "int16":
-        raise imp.unsupported(_NO_16X8)
-    imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
     opts = _required_options(imp, op, "UnidirectionalSequenceLSTMOptions")
     activation = _ACTIVATIONS.get(opts.FusedActivationFunction(), "?")
     if activation != "TANH":
         raise imp.unsupported(f"fused activation {activation}; the integer LSTM needs TANH")
     if opts.DiagonalRecurrentTensors():
         raise imp.unsupported("diagonal recurrent tensors are not supported")
+    if x.dtype == "int16":
+        return _lstm_16x8(imp, bb, ins, out, opts)
+    imp.expect(x, ["int8"], "input")
+    imp.expect(out, ["int8"], "output")
     time_major = bool(opts.TimeMajor())
     cifg = not present(_W_IN[0])
     if cifg != (not present(_W_REC[0])) or cifg == present(_BIAS[0]):
@@ -245,6 +238,40 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     ln_bias_c = const(gate_bias if layer_norm else None, np.int32)
     projection_c = const(projection_weights, np.int8)
     projection_bias_c = const(projection_bias, np.int32)
+    common = dict(
+        scales=scales, peephole_scales=peephole_scales, layer_norm_scales=layer_norm_scales,
+        cell_scale=cell_scale,
+    )  # fmt: skip
+    gate_args = (w_in_c, w_rec_c, bias_c, peephole_c, ln_weights_c, ln_bias_c)
+    return _unrolled(
+        imp, bb, ins, (batch, n_output, n_cell, steps, time_major), "int8",
+        (int8_lstm.lstm_cell, gate_args, dict(cifg=cifg, cell_clip=cell_clip, **common)),
+        (int8_lstm.lstm_hidden, (*gate_args, projection_c, projection_bias_c), dict(
+            hidden_multiplier=m_h, hidden_shift=s_h, hidden_zp=hidden.zp,
+            projection_multiplier=m_p, projection_shift=s_p, output_zp=h.zp,
+            projection_clip=projection_clip, **common,
+        )),
+    )  # fmt: skip
+
+
+def _unrolled(
+    imp: _Importer,
+    bb: Any,
+    ins: list[int],
+    sizes: tuple[int, int, int, int, bool],
+    kind: str,
+    cell_step: tuple[Any, tuple, dict],
+    hidden_step: tuple[Any, tuple, dict],
+) -> Any:
+    """The time loop unrolled: per step the step's input, the next cell state, the next
+    output state (each ``(compute, constant arguments, parameters)`` after the step's
+    input and both states); the states written back and the steps' outputs stacked."""
+    from tvm import relax
+
+    from aot.ops import int8_lstm
+
+    batch, n_output, n_cell, steps, time_major = sizes
+    h, c = imp.tensors[ins[_OUTPUT_STATE]], imp.tensors[ins[_CELL_STATE]]
     data = imp.value(ins[_INPUT])
     out_state = imp.value(ins[_OUTPUT_STATE])
     cell = imp.value(ins[_CELL_STATE])
@@ -253,26 +280,23 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     if c.shape != (batch, n_cell):
         cell = bb.emit(relax.op.reshape(cell, (batch, n_cell)))
     outputs = []
-    common = dict(
-        scales=scales, peephole_scales=peephole_scales, layer_norm_scales=layer_norm_scales,
-        cell_scale=cell_scale,
-    )  # fmt: skip
-    gate_args = (w_in_c, w_rec_c, bias_c, peephole_c, ln_weights_c, ln_bias_c)
+    (cell_fn, cell_args, cell_kwargs), (hidden_fn, hidden_args, hidden_kwargs) = (
+        cell_step,
+        hidden_step,
+    )
     for t in range(steps):
         # The step index is data, not part of a compute: all steps share three kernels.
         x_t = imp.emit(
             bb, int8_lstm.lstm_step_input, data, relax.const(np.array([t], np.int32)),
-            name="lstm_step_input_int8", time_major=time_major,
+            name=f"lstm_step_input_{kind}", time_major=time_major,
         )  # fmt: skip
         cell = imp.emit(
-            bb, int8_lstm.lstm_cell, x_t, out_state, cell, *gate_args,
-            name="lstm_cell_int8", cifg=cifg, cell_clip=cell_clip, **common,
+            bb, cell_fn, x_t, out_state, cell, *cell_args, name=f"lstm_cell_{kind}",
+            **cell_kwargs,
         )  # fmt: skip
         out_state = imp.emit(
-            bb, int8_lstm.lstm_hidden, x_t, out_state, cell, *gate_args, projection_c,
-            projection_bias_c, name="lstm_hidden_int8", hidden_multiplier=m_h,
-            hidden_shift=s_h, hidden_zp=hidden.zp, projection_multiplier=m_p,
-            projection_shift=s_p, output_zp=h.zp, projection_clip=projection_clip, **common,
+            bb, hidden_fn, x_t, out_state, cell, *hidden_args, name=f"lstm_hidden_{kind}",
+            **hidden_kwargs,
         )  # fmt: skip
         outputs.append(out_state)
     if h.shape != (batch, n_output):
@@ -282,8 +306,99 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     imp.update_state(ins[_OUTPUT_STATE], out_state, "output state")
     imp.update_state(ins[_CELL_STATE], cell, "cell state")
     return imp.emit(
-        bb, int8_lstm.lstm_sequence, *outputs, name="lstm_output_int8", time_major=time_major
+        bb, int8_lstm.lstm_sequence, *outputs, name=f"lstm_output_{kind}", time_major=time_major
     )
+
+
+# TFLite Micro's 16x8 kernel is the standard LSTM only: it refuses these at Prepare.
+_TFLM_16X8_LACKS = (
+    (_PEEPHOLE, "peephole weights"),
+    (_PROJECTION, "projection"),
+    (_LAYER_NORM, "layer normalization"),
+)
+
+
+def _refuse_16x8(imp: _Importer, option: str) -> UnsupportedError:
+    return imp.unsupported(
+        f"{option} in a 16x8 LSTM is not supported: TFLite Micro's 16x8 kernel (the "
+        "reference) has only the standard LSTM"
+    )
+
+
+def _lstm_16x8(imp: _Importer, bb: Any, ins: list[int], out: _TensorInfo, opts: Any) -> Any:
+    """The 16x8 LSTM as TFLite Micro's kernel computes it (docs/int8.md): per gate an
+    int16-output fully connected of the input (int64 bias) and of the output state, the
+    int16 sigmoid/tanh tables, int16 MULs for the cell and hidden updates."""
+    from tvm import relax
+
+    from aot.ops import int8_lstm
+    from aot.ops.int16_activations import sigmoid_table
+
+    if len(ins) != 24:
+        raise imp.unsupported(f"a 16x8 LSTM needs 24 inputs (TFLite Micro's), found {len(ins)}")
+    if ins[_W_IN[0]] < 0:
+        raise _refuse_16x8(imp, "CIFG (no input gate)")
+    for indices, option in _TFLM_16X8_LACKS:
+        if any(ins[i] >= 0 for i in indices):
+            raise _refuse_16x8(imp, option)
+    x, h, c = (imp.tensors[ins[i]] for i in (_INPUT, _OUTPUT_STATE, _CELL_STATE))
+    for info, role in ((x, "input"), (out, "output"), (h, "output state")):
+        imp.expect(info, ["int16"], role)
+        imp.per_tensor(info, role)
+    imp.expect(c, ["int16"], "cell state")
+    if x.zp != 0 or c.zp != 0:
+        raise imp.unsupported("a 16x8 LSTM needs zero point 0 on its input and cell state")
+    if len(x.shape) != 3:
+        raise imp.unsupported(f"expected a 3-D input, found {list(x.shape)}")
+    time_major = bool(opts.TimeMajor())
+    steps, batch = (x.shape[0], x.shape[1]) if time_major else (x.shape[1], x.shape[0])
+    n_input = x.shape[2]
+    mantissa, exponent = math.frexp(c.s)
+    cell_scale = exponent - 1
+    if mantissa != 0.5 or cell_scale > 0:
+        raise imp.unsupported(f"cell state scale {c.s} must be a power of two below 1")
+    w_in = [_symmetric_weights(imp, ins[_W_IN[g]], "input weights") for g in range(4)]
+    w_rec = [_symmetric_weights(imp, ins[_W_REC[g]], "recurrent weights") for g in range(4)]
+    n_cell = w_in[0][1].shape[0]
+    for g in range(4):
+        if w_in[g][1].shape != (n_cell, n_input) or w_rec[g][1].shape != (n_cell, n_cell):
+            raise imp.unsupported("the gate weights' shapes do not fit the input and state sizes")
+    if int(np.prod(h.shape)) != batch * n_cell or int(np.prod(c.shape)) != batch * n_cell:
+        raise imp.unsupported("the state tensors do not fit the batch and cell sizes")
+    bias = np.zeros((4, n_cell), np.int64)
+    scales: list[int] = []
+    for g in range(4):
+        info = imp.tensors[ins[_BIAS[g]]]
+        if info.dtype != "int64" or int(np.prod(info.shape)) != n_cell:
+            raise imp.unsupported(f"bias {info.name!r} must be int64 with {n_cell} values")
+        bias[g] = imp.constant(ins[_BIAS[g]], "the bias").reshape(n_cell)
+        # GetQuantizedConvolutionMultipler: the scales' product in float, over Q3.12.
+        for weights, other in ((w_in[g][0], x), (w_rec[g][0], h)):
+            scales += fp.checked_quantize_multiplier(
+                float(_f32(weights.s) * _f32(other.s)) / 2**-12
+            )
+    # CreateInterGateMulParams, in double: Q0.15 gates times the cell (forget), times
+    # each other (input), times tanh of the cell (hidden).
+    m_f, s_f = fp.checked_quantize_multiplier(2.0**-15)
+    m_i, s_i = fp.checked_quantize_multiplier(2.0**-30 / c.s)
+    m_h, s_h = fp.checked_quantize_multiplier(2.0**-30 / h.s)
+    cell_clip = 0
+    if opts.CellClip() > 0:
+        cell_clip = int(min(max(float(_f32(opts.CellClip())) / c.s, -32768.0), 32767.0))
+    w_in_c = relax.const(np.stack([w for _, w in w_in]).astype(np.int8))
+    w_rec_c = relax.const(np.stack([w for _, w in w_rec]).astype(np.int8))
+    args = (w_in_c, w_rec_c, relax.const(bias), relax.const(sigmoid_table()))
+    return _unrolled(
+        imp, bb, ins, (batch, n_cell, n_cell, steps, time_major), "int16x8",
+        (int8_lstm.lstm_cell_16x8, args, dict(
+            scales=scales, forget_multiplier=m_f, forget_shift=s_f, input_multiplier=m_i,
+            input_shift=s_i, cell_clip=cell_clip,
+        )),
+        (int8_lstm.lstm_hidden_16x8, args, dict(
+            scales=scales, cell_scale=cell_scale, hidden_multiplier=m_h, hidden_shift=s_h,
+            output_zp=h.zp,
+        )),
+    )  # fmt: skip
 
 
 def _symmetric_weights(imp: _Importer, index: int, role: str) -> tuple[_TensorInfo, np.ndarray]:
