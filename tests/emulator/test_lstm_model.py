@@ -1,10 +1,12 @@
 """An integer UNIDIRECTIONAL_SEQUENCE_LSTM on mps2_an386 under QEMU: its output and cell
 states carry across inferences in the persistent pool exactly as LiteRT's interpreter
 carries them across invoke() calls, and the RESET command restores them (the int8 output
-state to its zero point)."""
+state to its zero point). The 16x8 form is checked against TFLite Micro's interpreter,
+its reference (LiteRT cannot run it)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,7 @@ import pytest
 from emulator_helpers import require_tools
 
 from aot.testing.harness import build, run_session
-from tests.int8.lstm_models import lstm_model
+from tests.int8.lstm_models import int16_session_plan, lstm_model, tflm_session
 from tests.int8.svdf_models import litert_session, session_plan
 
 pytestmark = pytest.mark.emulator
@@ -25,12 +27,14 @@ def _tools() -> None:
     require_tools("arm-none-eabi-gcc", "make", "qemu-system-arm")
 
 
-def _session_is_bit_exact(tmp_path: Path, data: bytes, plan: list) -> None:
+def _session_is_bit_exact(
+    tmp_path: Path, data: bytes, plan: list, reference: Callable = litert_session
+) -> None:
     path = tmp_path / "lstm.tflite"
     path.write_bytes(data)
     folder = build(path, tmp_path / "out", BOARD)
     actual = [o[0] for o in run_session(folder, plan)]
-    expected = litert_session(data, plan)
+    expected = reference(data, plan)
     for step, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert np.array_equal(a, e), (step, a, e)
     assert [a.tobytes() for a in actual[6:]] == [a.tobytes() for a in actual[:3]]
@@ -52,3 +56,12 @@ def test_lstm_layer_norm_and_projection_on_the_m4(tmp_path: Path) -> None:
         layer_norm=True, projection=True, n_output=3, projection_bias=True, proj_clip=0.8,
     )  # fmt: skip
     _session_is_bit_exact(tmp_path, data, session_plan(24, (3, 2, 4)))
+
+
+def test_16x8_lstm_on_the_m4_is_bit_exact_with_tflite_micro(tmp_path: Path) -> None:
+    # int16 activations, two batches, time-major, a cell clip.
+    data = lstm_model(
+        np.random.default_rng(59), batch=2, steps=3, n_input=5, n_cell=6, time_major=True,
+        cell_clip=2.5, cell_scale_log2=-12, activation_dtype="int16",
+    )  # fmt: skip
+    _session_is_bit_exact(tmp_path, data, int16_session_plan(25, (3, 2, 5)), tflm_session)
