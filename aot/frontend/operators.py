@@ -246,15 +246,19 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         f"any rank; int8: 256-entry table; int16: output scale 2**-15, {_INT16_TABLE}",
     ),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (
-        "int8 input, output and output state, per-tensor; int8 weights (zero point 0), "
+        "8x8: int8 input, output and output state, per-tensor; int8 weights (zero point 0), "
         "int32 biases, int16 cell state (zero point 0, scale 2**-15..2**-9), int16 "
-        "peephole and layer norm weights",
-        "3-D input, batch- or time-major; full-integer (8x8->16) with CIFG, peephole, "
-        "layer normalization, projection (int8 weights, optional int32 bias, projection "
-        "clip), cell clip, fused activation TANH and the converter's 5 intermediate "
-        "tensors; every time step calls the same 3 kernels; both states are kept in the "
-        "persistent pool and reset by aot_<name>_reset(); 16x8 (int16 input) is refused: "
-        "LiteRT has no 16x8 LSTM kernel",
+        "peephole and layer norm weights; 16x8: int16 input, output and output state "
+        "(zero point 0), int8 weights (zero point 0), int64 biases, int16 cell state "
+        "(zero point 0, power-of-two scale)",
+        "3-D input, batch- or time-major; 8x8 (as LiteRT): CIFG, peephole, layer "
+        "normalization, projection (int8 weights, optional int32 bias, projection clip), "
+        "cell clip, fused activation TANH and the converter's 5 intermediate tensors; "
+        "16x8 (as TFLite Micro, which LiteRT cannot run): the standard LSTM with cell "
+        "clip and TANH, 24 inputs, intermediates ignored; CIFG, peephole, projection and "
+        "layer norm refused (TFLite Micro has none); every time step calls the same 3 "
+        "kernels; both states are kept in the persistent pool and reset by "
+        "aot_<name>_reset()",
     ),
     "TRANSPOSE": (_INT8_OR_INT16_ANY_ZP, "any rank; constant permutation"),
     "TRANSPOSE_CONV": (

@@ -346,8 +346,11 @@ def _lstm_16x8(imp: _Importer, bb: Any, ins: list[int], out: _TensorInfo, opts: 
         imp.expect(info, ["int16"], role)
         imp.per_tensor(info, role)
     imp.expect(c, ["int16"], "cell state")
-    if x.zp != 0 or c.zp != 0:
-        raise imp.unsupported("a 16x8 LSTM needs zero point 0 on its input and cell state")
+    for info, role in ((x, "input"), (h, "output state"), (c, "cell state")):
+        if info.zp != 0:
+            raise imp.unsupported(
+                f"{role} {info.name!r} has zero point {info.zp}; a 16x8 LSTM needs 0"
+            )
     if len(x.shape) != 3:
         raise imp.unsupported(f"expected a 3-D input, found {list(x.shape)}")
     time_major = bool(opts.TimeMajor())
