@@ -210,6 +210,31 @@ def lstm_step_input(data: te.Tensor, step: te.Tensor, *, time_major: bool) -> te
     return te.compute(shape, lambda b, k: data[b, step[0], k], name="lstm_step_input")
 
 
+def _gate_products(
+    x: te.Tensor,
+    state: te.Tensor,
+    w_in: te.Tensor,
+    w_rec: te.Tensor,
+    gate: int,
+    shape: tuple[int, int],
+    accumulator: str,
+) -> tuple[te.Tensor, te.Tensor]:
+    """The gate's input x input weights and state x recurrent weights, [batch, n_cell]
+    sums in ``accumulator`` (int32 for int8 activations, int64 for int16)."""
+
+    def product(data: te.Tensor, weights: te.Tensor, side: str) -> te.Tensor:
+        k = te.reduce_axis((0, int(data.shape[1])), f"k{side}{gate}")
+        return te.compute(
+            shape,
+            lambda b, c: te.sum(
+                data[b, k].astype(accumulator) * weights[gate, c, k].astype(accumulator), axis=k
+            ),
+            name=f"acc_{side}{gate}",
+        )
+
+    return product(x, w_in, "in"), product(state, w_rec, "rec")
+
+
 def _gate_pre(
     x: te.Tensor,
     state: te.Tensor,
@@ -226,22 +251,8 @@ def _gate_pre(
     each requantized and added with int16 saturation (MatrixBatchVectorMultiplyAccumulate
     twice), then the peephole term (weights, cell state, multiplier, shift) likewise,
     then the layer normalization if any."""
-    n_input, n_output = int(x.shape[1]), int(state.shape[1])
     m_in, s_in, m_rec, s_rec = scales
-    ki = te.reduce_axis((0, n_input), f"ki{gate}")
-    kr = te.reduce_axis((0, n_output), f"kr{gate}")
-    acc_in = te.compute(
-        shape,
-        lambda b, c: te.sum(x[b, ki].astype("int32") * w_in[gate, c, ki].astype("int32"), axis=ki),
-        name=f"acc_in{gate}",
-    )
-    acc_rec = te.compute(
-        shape,
-        lambda b, c: te.sum(
-            state[b, kr].astype("int32") * w_rec[gate, c, kr].astype("int32"), axis=kr
-        ),
-        name=f"acc_rec{gate}",
-    )
+    acc_in, acc_rec = _gate_products(x, state, w_in, w_rec, gate, shape, "int32")
 
     def body(b: Expr, c: Expr) -> Expr:
         first = sat16(
@@ -515,24 +526,9 @@ def _gate_16x8(
 ) -> te.Tensor:
     """The int16 gate input in Q3.12: the input side (with the int64 bias) and the
     recurrent side (no bias), each a fully connected to int16, added with saturation."""
-    batch, n_input = (int(d) for d in x.shape)
-    n_state, n_cell = int(state.shape[1]), int(w_in.shape[1])
     m_in, s_in, m_rec, s_rec = scales
-    ki = te.reduce_axis((0, n_input), f"ki{gate}")
-    kr = te.reduce_axis((0, n_state), f"kr{gate}")
-    shape = (batch, n_cell)
-    acc_in = te.compute(
-        shape,
-        lambda b, c: te.sum(x[b, ki].astype("int64") * w_in[gate, c, ki].astype("int64"), axis=ki),
-        name=f"acc_in{gate}",
-    )
-    acc_rec = te.compute(
-        shape,
-        lambda b, c: te.sum(
-            state[b, kr].astype("int64") * w_rec[gate, c, kr].astype("int64"), axis=kr
-        ),
-        name=f"acc_rec{gate}",
-    )
+    shape = (int(x.shape[0]), int(w_in.shape[1]))
+    acc_in, acc_rec = _gate_products(x, state, w_in, w_rec, gate, shape, "int64")
 
     def body(b: Expr, c: Expr) -> Expr:
         first = _fully_connected_16x8(acc_in[b, c] + bias[gate, c], m_in, s_in)

@@ -249,22 +249,20 @@ def test_int16_fixed_point_activations_track_the_real_functions(
         assert (y[1:] == -y[1:][::-1]).all()  # x and -x, leaving out -32768
 
 
-def test_lstm_steps_share_their_kernels() -> None:
+@pytest.mark.parametrize(("activation_dtype", "kind"), [("int8", "int8"), ("int16", "int16x8")])
+def test_lstm_steps_share_their_kernels(activation_dtype: str, kind: str) -> None:
     """The step index is a tensor, so the time steps call the same three kernels: the code
     does not grow with the sequence length (the calls do, one line each)."""
     from tvm import tirx
 
-    model = lstm_model(np.random.default_rng(4), steps=12, n_input=3, n_cell=3)
+    model = lstm_model(
+        np.random.default_rng(4), steps=12, n_input=3, n_cell=3, activation_dtype=activation_dtype
+    )
     module = import_tflite_int8(model).relax_module
     kernels = sorted(
         gv.name_hint for gv, f in module.functions.items() if isinstance(f, tirx.PrimFunc)
     )
-    assert kernels == [
-        "lstm_cell_int8",
-        "lstm_hidden_int8",
-        "lstm_output_int8",
-        "lstm_step_input_int8",
-    ]
+    assert kernels == [f"lstm_{part}_{kind}" for part in ("cell", "hidden", "output", "step_input")]
 
 
 def test_a_long_lstm_chain_partitions_in_seconds() -> None:
