@@ -5,6 +5,9 @@ optimised ones: the reference kernels define the integer arithmetic the generate
 bit-exact against. ONNX models run in onnxruntime on the CPU with graph optimisations off,
 so each node computes exactly what the ONNX specification says (no fusions).
 
+A TFLite model LiteRT cannot load (an operator or dtype it has no kernel for) runs in
+TensorFlow Lite Micro's own interpreter instead, when ``tflite-micro`` is installed.
+
 The runtimes are optional (``pip install aot[validate]``) and imported only when a model
 is opened.
 """
@@ -22,6 +25,8 @@ import numpy as np
 from aot.errors import ConfigError, ModelError, ToolchainError
 
 ModelSource = bytes | bytearray | str | os.PathLike[str]
+
+TFLM_MIN_ARENA_BYTES = 8 << 20
 
 # onnxruntime names element types as strings; the ones a model library can carry.
 ONNX_TYPES = {
@@ -143,6 +148,64 @@ class TFLiteReference(Reference):
         return [np.array(self.interpreter.get_tensor(d["index"])) for d in self._output_details]
 
 
+class TFLMReference(Reference):
+    """TensorFlow Lite Micro's own interpreter (``pip install tflite-micro``): its reference
+    kernels, double rounding as the default TFLite Micro build. The reference for models
+    LiteRT cannot run (a 16x8 LSTM, int8 ADD_N); state carries from one :meth:`run` to the
+    next, as in LiteRT's interpreter, unless ``reset`` is true."""
+
+    def __init__(self, model: ModelSource) -> None:
+        super().__init__(_describe(model))
+        try:
+            from tflite_micro.python.tflite_micro import runtime
+        except ImportError as exc:
+            raise ToolchainError(
+                "TensorFlow Lite Micro's interpreter is not installed; install it with "
+                "`pip install tflite-micro` (or `pip install aot[dev]`)"
+            ) from exc
+        self.runtime = f"TensorFlow Lite Micro {_version('tflite-micro')} (its Python interpreter)"
+        data = bytes(model) if isinstance(model, bytes | bytearray) else Path(model).read_bytes()
+        # The package's default arena (10x the model) is too small for a tiny model with
+        # large activations; an arena is host memory here, so a generous floor costs nothing.
+        arena = max(10 * len(data), TFLM_MIN_ARENA_BYTES)
+        try:
+            self.interpreter = runtime.Interpreter.from_bytes(data, arena_size=arena)
+        except RuntimeError as exc:
+            raise ModelError(f"{self.source}: TFLite Micro cannot load the model: {exc}") from exc
+        import tflite
+
+        graph = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0)
+        # The wrapper exposes no tensor names or counts (and logs when asked past the end).
+        self.inputs = tuple(
+            _tflm_signature(graph, int(t), self.interpreter.get_input_details(i))
+            for i, t in enumerate(graph.InputsAsNumpy())
+        )
+        self.outputs = tuple(
+            _tflm_signature(graph, int(t), self.interpreter.get_output_details(i))
+            for i, t in enumerate(graph.OutputsAsNumpy())
+        )
+        self.output_count = len(self.outputs)
+
+    def run(self, inputs: Sequence[np.ndarray], *, reset: bool = False) -> list[np.ndarray]:
+        self._check_count(inputs)
+        if reset:
+            self.interpreter.reset()
+        for index, (spec, value) in enumerate(zip(self.inputs, inputs, strict=True)):
+            array = np.asarray(value)
+            if not spec.fits(array.dtype.name, array.shape):
+                raise ConfigError(
+                    f"{self.source}: input {spec.name!r} expects {spec.describe()}, got "
+                    f"{array.dtype.name}{list(array.shape)}"
+                )
+            self.interpreter.set_input(array, index)
+        try:
+            self.interpreter.invoke()
+        except RuntimeError as exc:
+            raise ModelError(f"{self.source}: TFLite Micro failed to run the model: {exc}") from exc
+        # Copies: the interpreter reuses its arena on the next invoke.
+        return [np.array(self.interpreter.get_output(i)) for i in range(self.output_count)]
+
+
 class OnnxReference(Reference):
     """onnxruntime on the CPU, one thread. Float models run with graph optimisations off
     (the unfused operators are the reference); integer models (QDQ or QOperator) with them
@@ -224,13 +287,34 @@ def open_reference(model: str | Path) -> Reference:
     except OSError as err:
         raise ConfigError(f"cannot open reference model {path}: {err.strerror}") from None
     if head[4:8] == b"TFL3":
-        return TFLiteReference(path)
+        return _tflite_reference(path)
     if path.suffix.lower() == ".onnx":
         return OnnxReference(path)
     raise ModelError(
         f"reference model {path} is neither a TFLite flatbuffer nor an .onnx file; give the "
         "model the folder was built from"
     )
+
+
+def _tflite_reference(path: Path) -> Reference:
+    """LiteRT's reference kernels; for a model LiteRT cannot load (an operator or dtype it
+    has no kernel for, such as a 16x8 LSTM), TensorFlow Lite Micro's interpreter when it is
+    installed, else LiteRT's error."""
+    try:
+        return TFLiteReference(path)
+    except ModelError as litert_error:
+        try:
+            reference = TFLMReference(path)
+        except (ModelError, ToolchainError):
+            raise litert_error from None
+        reference.runtime += " (LiteRT cannot load this model)"
+        return reference
+
+
+def _tflm_signature(graph: object, tensor: int, detail: dict) -> TensorSignature:
+    name = (graph.Tensors(tensor).Name() or b"").decode("utf-8", "replace")  # type: ignore[attr-defined]
+    dims = tuple(int(d) for d in detail["shape"])
+    return TensorSignature(name or f"tensor_{tensor}", np.dtype(detail["dtype"]).name, dims)
 
 
 def _tflite_signature(detail: dict) -> TensorSignature:

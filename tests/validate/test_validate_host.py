@@ -177,3 +177,23 @@ def test_one_device_session_for_all_inputs(int8_folder: Path, monkeypatch) -> No
     monkeypatch.setattr(aot.runner, "connect", counted)
     report = validate_folder(int8_folder, EXAMPLE_INT8, count=25)
     assert report.passed and report.samples == 25 and starts == [int8_folder]
+
+
+def test_a_model_litert_cannot_run_is_validated_against_tflite_micro(tmp_path: Path) -> None:
+    # LiteRT has no 16x8 LSTM kernel; TFLite Micro's interpreter is the reference then.
+    from aot.validate.reference import open_reference
+    from tests.int8.lstm_models import lstm_model
+
+    model = tmp_path / "lstm16x8.tflite"
+    model.write_bytes(
+        lstm_model(np.random.default_rng(3), activation_dtype="int16", batch=1, steps=3,
+                   n_input=5, n_cell=4, cell_scale_log2=-11)
+    )  # fmt: skip
+    runtime = open_reference(model).runtime
+    assert "TensorFlow Lite Micro" in runtime and "LiteRT cannot load" in runtime
+    folder = build(model, tmp_path / "out")
+    result = aot("validate", folder, model, "-n", "6", "--json")
+    assert result.returncode == 0, result.stderr
+    report = ValidationReport.from_json(json.loads(result.stdout))
+    assert report.passed and report.samples == report.samples_passed == 6
+    assert report.reference.startswith("TensorFlow Lite Micro")
