@@ -305,6 +305,23 @@ static void row1_q4(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
   ROW_DISPATCH(row1_q4_body, q, a, k, w, out_c, q, out);
 }
 
+/* One step of the 2x2 block: four depths of two pixels (their SXTB16 halves, or int16
+ * im2col words in the same order) times the channel pair's 8 weight bytes at pw. */
+static inline __attribute__((always_inline)) void mac_2x2(int32_t x0e, int32_t x0o, int32_t x1e,
+                                                          int32_t x1o, const int8_t* pw,
+                                                          int32_t* acc00, int32_t* acc10,
+                                                          int32_t* acc01, int32_t* acc11) {
+  int32_t v = aot_k_load32(pw);
+  int32_t we = aot_k_sxtb16(v), wo = aot_k_sxtb16_odd(v);
+  *acc00 = aot_k_smlad(x0o, wo, aot_k_smlad(x0e, we, *acc00));
+  *acc10 = aot_k_smlad(x1o, wo, aot_k_smlad(x1e, we, *acc10));
+  v = aot_k_load32(pw + 4);
+  we = aot_k_sxtb16(v);
+  wo = aot_k_sxtb16_odd(v);
+  *acc01 = aot_k_smlad(x0o, wo, aot_k_smlad(x0e, we, *acc01));
+  *acc11 = aot_k_smlad(x1o, wo, aot_k_smlad(x1e, we, *acc11));
+}
+
 /* Two int8 rows times every weight row, two channels at a time (a1 may be a0). */
 static inline __attribute__((always_inline)) void row2_s8_body(
     const int8_t* a0, const int8_t* a1, int32_t k, const int8_t* w, int32_t out_c,
@@ -328,20 +345,8 @@ static inline __attribute__((always_inline)) void row2_s8_body(
       v = aot_k_load32(p0 + rows);
       p0 += 4;
       const int32_t x1e = aot_k_sxtb16(v), x1o = aot_k_sxtb16_odd(v);
-      v = aot_k_load32(pw);
-      int32_t we = aot_k_sxtb16(v), wo = aot_k_sxtb16_odd(v);
-      acc00 = aot_k_smlad(x0e, we, acc00);
-      acc00 = aot_k_smlad(x0o, wo, acc00);
-      acc10 = aot_k_smlad(x1e, we, acc10);
-      acc10 = aot_k_smlad(x1o, wo, acc10);
-      v = aot_k_load32(pw + 4);
+      mac_2x2(x0e, x0o, x1e, x1o, pw, &acc00, &acc10, &acc01, &acc11);
       pw += 8;
-      we = aot_k_sxtb16(v);
-      wo = aot_k_sxtb16_odd(v);
-      acc01 = aot_k_smlad(x0e, we, acc01);
-      acc01 = aot_k_smlad(x0o, wo, acc01);
-      acc11 = aot_k_smlad(x1e, we, acc11);
-      acc11 = aot_k_smlad(x1o, wo, acc11);
     }
     for (int32_t j = 0; j < tail; ++j) {
       const int32_t x0 = p0[j], x1 = p0[rows + j], u0 = pw[j], u1 = pw[tail + j];
@@ -386,20 +391,8 @@ static inline __attribute__((always_inline)) void rows_q15_body(
       const int32_t x0a = aot_k_load32(p0), x0b = aot_k_load32(p0 + 2);
       const int32_t x1a = aot_k_load32(p0 + rows), x1b = aot_k_load32(p0 + rows + 2);
       p0 += 4;
-      int32_t v = aot_k_load32(pw);
-      int32_t we = aot_k_sxtb16(v), wo = aot_k_sxtb16_odd(v);
-      acc00 = aot_k_smlad(x0a, we, acc00);
-      acc00 = aot_k_smlad(x0b, wo, acc00);
-      acc10 = aot_k_smlad(x1a, we, acc10);
-      acc10 = aot_k_smlad(x1b, wo, acc10);
-      v = aot_k_load32(pw + 4);
+      mac_2x2(x0a, x0b, x1a, x1b, pw, &acc00, &acc10, &acc01, &acc11);
       pw += 8;
-      we = aot_k_sxtb16(v);
-      wo = aot_k_sxtb16_odd(v);
-      acc01 = aot_k_smlad(x0a, we, acc01);
-      acc01 = aot_k_smlad(x0b, wo, acc01);
-      acc11 = aot_k_smlad(x1a, we, acc11);
-      acc11 = aot_k_smlad(x1b, wo, acc11);
     }
     for (int32_t j = 0; j < tail; ++j) {
       const int32_t x0 = p0[j], x1 = p0[rows + j], u0 = pw[j], u1 = pw[tail + j];
