@@ -145,7 +145,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "any rank; int8: output scale 1/256 (as TFLite requires), 256-entry table; int16: "
         f"output scale 2**-15, {_INT16_TABLE}",
     ),
-    "MAXIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
+    "MAXIMUM": (_SAME_Q_OR_INT16, "any rank, numpy broadcasting; compares stored values"),
     "MAX_POOL_2D": (
         _INT8_OR_INT16_ANY_ZP,
         f"4-D NHWC; SAME or VALID padding; any filter and stride, no dilation; {_FUSED}",
@@ -154,7 +154,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         _INT8_OR_INT16,
         "any rank; constant axes (negative allowed); keep_dims honoured",
     ),
-    "MINIMUM": (_SAME_Q, "any rank, numpy broadcasting; compares stored values"),
+    "MINIMUM": (_SAME_Q_OR_INT16, "any rank, numpy broadcasting; compares stored values"),
     "MUL": (
         "int8, both inputs per-tensor. 16x8: int16 (zero point 0)",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",

@@ -112,7 +112,7 @@ def squared_difference(
 def maximum_minimum(
     lhs: te.Tensor, rhs: te.Tensor, *, out_shape: Sequence[int], is_max: bool
 ) -> te.Tensor:
-    """TFLite ``MaximumMinimumBroadcastSlow``: compares the stored int8 values."""
+    """TFLite ``MaximumMinimumBroadcastSlow``: compares the stored int8 or int16 values."""
     pick = tirx.max if is_max else tirx.min
     return te.compute(
         tuple(out_shape),

@@ -2,7 +2,7 @@
 reference kernels, in three small models: QUANTIZE to int16, LOGISTIC and TANH on both
 scale paths, power-of-two ADD, general SUB, RELU6, SOFTMAX and DEQUANTIZE of int16; the
 pools, reshapes, PAD, TRANSPOSE, STRIDED_SLICE, ABS, LEAKY_RELU, CONCATENATION and MEAN;
-SLICE, SPLIT, SPLIT_V, PACK and UNPACK."""
+SLICE, SPLIT, SPLIT_V, PACK and UNPACK; MAXIMUM and MINIMUM."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tests.int8.harness import random_input
 from tests.int8.int16_models import (
     int16_activations_model,
     int16_copies_model,
+    int16_maximum_minimum_model,
     int16_pooling_model,
 )
 
@@ -59,3 +60,10 @@ def test_int16_copies_model_on_the_m4(tmp_path: Path) -> None:
     rng = np.random.default_rng(33)
     batches = [[random_input(rng, (2, 6, 4), "int16")] for _ in range(10)]
     _assert_bit_exact_on_the_m4(tmp_path, int16_copies_model(), batches)
+
+
+def test_int16_maximum_minimum_model_on_the_m4(tmp_path: Path) -> None:
+    rng = np.random.default_rng(33)
+    batches = [[random_input(rng, (2, 3, 5), "int16"), random_input(rng, (3, 1), "int16")]
+               for _ in range(6)]  # fmt: skip
+    _assert_bit_exact_on_the_m4(tmp_path, int16_maximum_minimum_model(), batches)

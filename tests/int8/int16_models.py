@@ -229,3 +229,16 @@ def int16_copies_model() -> bytes:
     b.mark_output(rest)
     b.mark_output(right)
     return b.build()
+
+
+def int16_maximum_minimum_model() -> bytes:
+    """MAXIMUM and MINIMUM of an int16 [2, 3, 5] and a broadcast int16 [3, 1], one scale and
+    zero point for all (TFLite compares the stored values); both are outputs."""
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (2, 3, 5), "int16", scale=2.0**-10, zero_point=0)
+    y = b.add_input("y", (3, 1), "int16", scale=2.0**-10, zero_point=0)
+    for op in ("MAXIMUM", "MINIMUM"):
+        out = b.add_tensor(op.lower(), (2, 3, 5), "int16", scale=2.0**-10, zero_point=0)
+        b.add_operator(op, [x, y], [out])
+        b.mark_output(out)
+    return b.build()

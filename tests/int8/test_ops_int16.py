@@ -23,6 +23,7 @@ from tests.int8.int16_models import (
     fc_16x8_model,
     int16_activations_model,
     int16_copies_model,
+    int16_maximum_minimum_model,
     mixed_unary_model,
     unary_cases_model,
 )
@@ -411,3 +412,12 @@ def test_int16_activations_model_in_c_on_the_host(tmp_path: Path) -> None:
         assert len(outputs) == len(expected) == 2
         for actual, reference in zip(outputs, expected, strict=True):
             np.testing.assert_array_equal(actual, reference)
+
+
+def test_maximum_minimum_int16() -> None:
+    # TFLite compares the stored values, so int16 takes the int8 handler's rule: one scale
+    # and zero point for both inputs and the output; numpy broadcasting.
+    rng = np.random.default_rng(2200)
+    sets = [[random_input(rng, (2, 3, 5), "int16"), random_input(rng, (3, 1), "int16")]
+            for _ in range(4)]  # fmt: skip
+    assert_bit_exact(int16_maximum_minimum_model(), sets)

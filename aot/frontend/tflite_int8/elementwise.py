@@ -33,10 +33,13 @@ def _f32_ratio(*factors: float, divisor: float) -> float:
     return float(np.float32(product / np.float32(divisor)))
 
 
-def _binary(imp: _Importer, ins: list[int], out: _TensorInfo) -> tuple[_TensorInfo, _TensorInfo]:
+def _binary(
+    imp: _Importer, ins: list[int], out: _TensorInfo, dtypes: tuple[str, ...] = ("int8",)
+) -> tuple[_TensorInfo, _TensorInfo]:
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
+    imp.expect(a, list(dtypes), "input 1")
     for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
-        imp.expect(t, ["int8"], role)
+        imp.expect(t, [a.dtype], role)
         imp.per_tensor(t, role)
     _broadcast_shape(imp, a.shape, b.shape, out.shape)
     return a, b
@@ -104,13 +107,14 @@ def _squared_difference(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _
 def _maximum_minimum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.ops import int8_elementwise as ew
 
-    a, b = _binary(imp, ins, out)
+    # int16 too: TFLite's kernel compares stored values of any integer type.
+    a, b = _binary(imp, ins, out, ("int8", "int16"))
     _same_quantization(imp, a, out, "input 1")
     _same_quantization(imp, b, out, "input 2")
     is_max = imp.op_name == "MAXIMUM"
     return imp.emit(
         bb, ew.maximum_minimum, imp.value(ins[0]), imp.value(ins[1]),
-        name=f"{imp.op_name.lower()}_int8", out_shape=out.shape, is_max=is_max,
+        name=f"{imp.op_name.lower()}_{a.dtype}", out_shape=out.shape, is_max=is_max,
     )  # fmt: skip
 
 
