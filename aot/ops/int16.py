@@ -9,7 +9,7 @@ from typing import Any
 from tvm import te, tirx
 
 from aot.ops.fixedpoint import c32, c64
-from aot.ops.int8 import ELEMWISE
+from aot.ops.int8 import ELEMWISE, broadcast_load
 
 Expr = Any
 Param = int | te.Tensor  # a per-tensor integer, or a per-channel constant tensor
@@ -80,13 +80,6 @@ def fully_connected(
     return te.compute(out_shape, body, name="fully_connected_int16")
 
 
-def _broadcast_index(t: te.Tensor, idx: Sequence[Expr]) -> tuple:
-    """numpy broadcasting: ``t``'s element for output index ``idx``."""
-    shape = [int(d) for d in t.shape]
-    offset = len(idx) - len(shape)
-    return tuple(c32(0) if d == 1 else idx[offset + i] for i, d in enumerate(shape))
-
-
 def add(
     lhs: te.Tensor,
     rhs: te.Tensor,
@@ -112,7 +105,7 @@ def add(
     )
 
     def scaled(t: te.Tensor, idx: Sequence[Expr], mult: int, sh: int) -> Expr:
-        value = wrapping_shift_left_expr(t[_broadcast_index(t, idx)].astype("int32"), 15)
+        value = wrapping_shift_left_expr(broadcast_load(t, idx).astype("int32"), 15)
         return multiply_by_quantized_multiplier_smaller_than_one_expr(value, mult, sh)
 
     def body(*idx: Expr) -> Expr:
@@ -145,7 +138,7 @@ def add_power_of_two(
     from aot.ops.fixedpoint import rounding_divide_by_pot_expr
 
     def operand(t: te.Tensor, idx: Sequence[Expr], shift: int) -> Expr:
-        return rounding_divide_by_pot_expr(t[_broadcast_index(t, idx)].astype("int32"), shift)
+        return rounding_divide_by_pot_expr(broadcast_load(t, idx).astype("int32"), shift)
 
     def body(*idx: Expr) -> Expr:
         first, second = operand(lhs, idx, lhs_shift), operand(rhs, idx, rhs_shift)

@@ -28,10 +28,6 @@ def _shape(t: te.Tensor) -> tuple[int, ...]:
     return tuple(int(d) for d in t.shape)
 
 
-# The name int8_logic (and branches written against this module) import.
-_broadcast_load = broadcast_load
-
-
 def _offset_clamp(value: Expr, zero_point: int, lo: int = -128, hi: int = 127) -> Expr:
     """clamp(value + zero_point, lo, hi) as int8, clamping first so that the int32 sum
     cannot overflow (equal wherever TFLite's own sum is defined)."""

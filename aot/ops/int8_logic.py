@@ -14,8 +14,7 @@ from typing import Any
 from tvm import te, tirx
 
 from aot.ops.fixedpoint import c32, multiply_by_quantized_multiplier_smaller_than_one_expr
-from aot.ops.int8 import BROADCAST, INJECTIVE
-from aot.ops.int8_elementwise import _broadcast_load
+from aot.ops.int8 import BROADCAST, INJECTIVE, broadcast_load
 from aot.ops.int8_movement import _reduced_index, _shape
 
 Expr = Any
@@ -53,7 +52,7 @@ def compare_scaled(
     same value, so the scaling is kept even when both inputs share their quantization."""
 
     def scaled(t: te.Tensor, idx: Sequence[Expr], offset: int, mult: int, sh: int) -> Expr:
-        value = (_broadcast_load(t, idx).astype("int32") + c32(offset)) * c32(
+        value = (broadcast_load(t, idx).astype("int32") + c32(offset)) * c32(
             1 << COMPARISON_LEFT_SHIFT
         )  # |x + offset| <= 255, so the product fits int32
         return multiply_by_quantized_multiplier_smaller_than_one_expr(value, mult, sh)
@@ -75,7 +74,7 @@ def compare(lhs: te.Tensor, rhs: te.Tensor, *, out_shape: Sequence[int], op: str
     fn = _COMPARE[op]
     return te.compute(
         tuple(out_shape),
-        lambda *idx: fn(_broadcast_load(lhs, idx), _broadcast_load(rhs, idx)),
+        lambda *idx: fn(broadcast_load(lhs, idx), broadcast_load(rhs, idx)),
         name=op.lower(),
         tag=BROADCAST,
     )
@@ -86,7 +85,7 @@ def logical(lhs: te.Tensor, rhs: te.Tensor, *, out_shape: Sequence[int], op: str
     combine = tirx.And if op == "LOGICAL_AND" else tirx.Or
     return te.compute(
         tuple(out_shape),
-        lambda *idx: combine(_broadcast_load(lhs, idx), _broadcast_load(rhs, idx)),
+        lambda *idx: combine(broadcast_load(lhs, idx), broadcast_load(rhs, idx)),
         name=op.lower(),
         tag=BROADCAST,
     )
@@ -106,7 +105,7 @@ def select_v2(
     return te.compute(
         tuple(out_shape),
         lambda *idx: tirx.Select(
-            _broadcast_load(condition, idx), _broadcast_load(lhs, idx), _broadcast_load(rhs, idx)
+            broadcast_load(condition, idx), broadcast_load(lhs, idx), broadcast_load(rhs, idx)
         ),
         name="select_v2",
         tag=BROADCAST,
@@ -169,7 +168,7 @@ def broadcast_to(data: te.Tensor, *, out_shape: Sequence[int]) -> te.Tensor:
     """TFLite BROADCAST_TO: numpy broadcasting of the stored values."""
     return te.compute(
         tuple(out_shape),
-        lambda *idx: _broadcast_load(data, idx),
+        lambda *idx: broadcast_load(data, idx),
         name="broadcast_to",
         tag=BROADCAST,
     )

@@ -295,18 +295,17 @@ def qlinear_add(
     (the importer checks that the bits fit in 53), so the double sum rounded once to float32
     is the fused multiply-add, on any C compiler and FPU. ``a``/``b`` enter as raw values:
     the zero points are folded into ``fixed`` as onnxruntime does."""
-    from aot.ops.int8 import _broadcast_index
+    from aot.ops.int8 import broadcast_load
 
     lo, hi = RANGES[out_dtype]
-    rank = len(out_shape)
 
     def fma(value: Expr, ratio: float, addend: Expr) -> Expr:
         product = value.astype("int32").astype("float64") * tirx.const(ratio, "float64")
         return (product + addend.astype("float64")).astype("float32")
 
     def body(*idx: Expr) -> Expr:
-        a = lhs[_broadcast_index(idx, _shape(lhs), rank)]
-        b = rhs[_broadcast_index(idx, _shape(rhs), rank)]
+        a = broadcast_load(lhs, idx)
+        b = broadcast_load(rhs, idx)
         if lhs_first:
             total = fma(b, rhs_ratio, fma(a, lhs_ratio, f32(fixed)))
         else:
@@ -332,13 +331,11 @@ def qlinear_mul(
     """MLAS ``MlasQLinearMulKernel`` (SSE2, the x86 path) with numpy broadcasting:
     float(a - zp_a) * float(b - zp_b) (exact) * ratio, rounded to nearest even, plus zp,
     saturated; ``ratio`` is float32 a_scale * b_scale / y_scale."""
-    from aot.ops.int8 import _broadcast_index
-
-    rank = len(out_shape)
+    from aot.ops.int8 import broadcast_load
 
     def body(*idx: Expr) -> Expr:
-        a = _wide(lhs[_broadcast_index(idx, _shape(lhs), rank)], lhs_zp)
-        b = _wide(rhs[_broadcast_index(idx, _shape(rhs), rank)], rhs_zp)
+        a = _wide(broadcast_load(lhs, idx), lhs_zp)
+        b = _wide(broadcast_load(rhs, idx), rhs_zp)
         return requantize_float_expr(a * b, f32(ratio), output_zp, out_dtype)
 
     return te.compute(tuple(out_shape), body, name="qlinear_mul", tag=ELEMWISE)

@@ -419,13 +419,11 @@ def mul_16x8(
 ) -> te.Tensor:
     """TFLite ``reference_integer_ops::MulElementwise`` for int16 (zero points 0): the int32
     product (at most 2**30) requantized by one multiplier, numpy broadcasting."""
-    from aot.ops.int8 import _broadcast_index
-
-    rank = len(out_shape)
+    from aot.ops.int8 import broadcast_load
 
     def body(*idx: Expr) -> Expr:
-        a = lhs[_broadcast_index(idx, _shape(lhs), rank)].astype("int32")
-        b = rhs[_broadcast_index(idx, _shape(rhs), rank)].astype("int32")
+        a = broadcast_load(lhs, idx).astype("int32")
+        b = broadcast_load(rhs, idx).astype("int32")
         scaled = multiply_by_quantized_multiplier_expr(a * b, output_multiplier, output_shift)
         return clamp_expr(scaled, act_min, act_max).astype("int16")
 
