@@ -119,6 +119,7 @@ def compile_model(
 ) -> CompiledLibrary:
     """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
     from aot.backends import get_backend
+    from aot.backends.base import backend_hook
     from aot.codegen.executor import CodegenOptions, generate_sources
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
@@ -145,7 +146,8 @@ def compile_model(
     if isas:
         backends.append(KernelBackend({"isas": isas}))
     for backend in backends:
-        backend.prepare(imported, board)
+        with backend_hook(backend, "prepare()"):
+            backend.prepare(imported, board)
     partitioned = partition(imported, backends, progress=report if options.accelerators else None)
     timings["partition_s"] = time.perf_counter() - mark
 
@@ -182,7 +184,8 @@ def compile_model(
     for backend in backends:
         if not any(step.backend == backend.name for step in lowered.steps):
             continue  # took nothing: its driver is not needed
-        runtime = backend.runtime()
+        with backend_hook(backend, "runtime()"):
+            runtime = backend.runtime()
         for path in runtime.sources:
             files[f"src/{path.name}"] = path.read_text()
         for path in runtime.headers:
@@ -195,7 +198,12 @@ def compile_model(
     timings["total_s"] = time.perf_counter() - start
 
     # What each accelerator's own compiler said (e.g. Vela's summary), when it says anything.
-    reports = {b.name for b in backends if b.report()}
+    reports: dict[str, dict[str, Any]] = {}
+    for backend in backends:
+        with backend_hook(backend, "report()"):
+            said = dict(backend.report())
+        if said:
+            reports[backend.name] = said
     source_bytes = Path(model_path).read_bytes()
     c_lines = sum(content.count("\n") for content in files.values())
     metadata: dict[str, Any] = {
@@ -217,7 +225,7 @@ def compile_model(
                 "source_operators": sum(
                     len(step.source) for step in lowered.steps if step.backend == b.name
                 ),
-                **({"report": dict(b.report())} if b.name in reports else {}),
+                **({"report": reports[b.name]} if b.name in reports else {}),
             }
             for b in [*backends, lowered.backends["cpu"]]
         ],

@@ -44,7 +44,8 @@ This module is at the bottom of the house: it imports no stage, only ``aot.namin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,7 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from aot import naming
-from aot.errors import ConfigError
+from aot.errors import AotError, ConfigError, UnsupportedError
 from aot.registry import Registry
 
 CPU_TARGET = "cpu"
@@ -321,6 +322,28 @@ class Backend:
     def describe(self) -> list[str]:
         """What ``aot backends`` prints about what the backend takes."""
         return [f"{p.name}: {', '.join(p.kinds)}" for p in self.patterns()]
+
+
+def hook_failure(backend: str, hook: str, exc: BaseException) -> UnsupportedError:
+    """The one-line error for a backend hook that raised: the backend's fault, not aot's
+    (``-v`` prints the traceback). The exception's own text stays out: a plug-in's
+    message may be several lines or say nothing to a user."""
+    return UnsupportedError(
+        f"backend {backend} failed in {hook} ({type(exc).__name__}); fix the backend, or "
+        f"build without --accelerator {backend} ('aot -v ...' shows the traceback)"
+    )
+
+
+@contextmanager
+def backend_hook(backend: Backend, hook: str) -> Iterator[None]:
+    """Run one of ``backend``'s hooks: an exception that is not an :class:`AotError`
+    becomes :func:`hook_failure` (an AotError the backend raised on purpose passes)."""
+    try:
+        yield
+    except AotError:
+        raise
+    except Exception as exc:
+        raise hook_failure(backend.name, hook, exc) from exc
 
 
 backends: Registry[type[Backend]] = Registry(

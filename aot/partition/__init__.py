@@ -24,9 +24,11 @@ from aot.backends.base import (
     OperatorInfo,
     OperatorPattern,
     TensorInfo,
+    backend_hook,
+    hook_failure,
 )
 from aot.backends.regions import region_outputs
-from aot.errors import ConfigError, UnsupportedError
+from aot.errors import AotError, ConfigError, UnsupportedError
 from aot.frontend.model import ImportedModel
 
 CODEGEN_ATTR = "Codegen"
@@ -116,12 +118,19 @@ def _names(module: Any) -> set[str]:
     return {gv.name_hint for gv in module.functions}
 
 
-def _fusion_patterns(backend: Backend, module: Any, sources: Sequence[Any] = ()) -> list[Any]:
+def _fusion_patterns(
+    backend: Backend,
+    module: Any,
+    sources: Sequence[Any] = (),
+    failures: list[BaseException] | None = None,
+) -> list[Any]:
     from tvm import relax
     from tvm.relax.dpl import is_op, wildcard
 
     patterns = []
-    for pattern in backend.patterns():
+    with backend_hook(backend, "patterns()"):
+        declared = list(backend.patterns())
+    for pattern in declared:
         if not isinstance(pattern, OperatorPattern):
             raise ConfigError(
                 f"backend {backend.name}: patterns() returned {type(pattern).__name__}; "
@@ -133,16 +142,21 @@ def _fusion_patterns(backend: Backend, module: Any, sources: Sequence[Any] = ())
                 f"{backend.name}.{pattern.name}",
                 call,
                 {"root": call},
-                _check(backend, pattern, module, sources),
+                _check(backend, pattern, module, sources, failures),
             )
         )
     return patterns
 
 
 def _check(
-    backend: Backend, pattern: OperatorPattern, module: Any, sources: Sequence[Any] = ()
+    backend: Backend,
+    pattern: OperatorPattern,
+    module: Any,
+    sources: Sequence[Any] = (),
+    failures: list[BaseException] | None = None,
 ) -> Callable[[Any], bool]:
     by_index = {op.index: op for op in sources}
+    failures = [] if failures is None else failures
 
     def check(ctx: Any) -> bool:
         root = ctx.annotated_expr["root"]
@@ -152,16 +166,36 @@ def _check(
             return False
         if pattern.check is None:
             return True
+        if failures:
+            return False  # the first failure is reported once the pass returns
         try:
             return bool(pattern.check(info))
+        except AotError as exc:
+            failures.append(exc)
         except Exception as exc:
-            # Raised inside a TVM callback it would surface as a TVM error: say who failed.
-            raise UnsupportedError(
-                f"backend {backend.name}: the check of pattern '{pattern.name}' failed on "
-                f"{info.kind} ({type(exc).__name__}); fix the backend's predicate"
-            ) from exc
+            # Raised inside TVM's callback it would come back as TVM's RuntimeError: kept
+            # here and raised by _fuse, so the user reads which backend failed.
+            failure = hook_failure(backend.name, f"the predicate of pattern '{pattern.name}'", exc)
+            failure.__cause__ = exc
+            failures.append(failure)
+        return False
 
     return check
+
+
+def _fuse(module: Any, patterns: list[Any], failures: list[BaseException], **options: Any) -> Any:
+    """FuseOpsByPattern, raising a predicate's failure (kept by _check) as itself."""
+    from tvm import relax
+
+    try:
+        module = relax.transform.FuseOpsByPattern(patterns, bind_constants=False, **options)(module)
+    except Exception:
+        if failures:
+            raise failures[0] from None
+        raise
+    if failures:
+        raise failures[0]
+    return module
 
 
 def partition(
@@ -178,20 +212,22 @@ def partition(
     if not backends:
         return PartitionedModel(imported, module)
     for backend in backends:
-        passes = list(backend.passes_before())
+        with backend_hook(backend, "passes_before()"):
+            passes = list(backend.passes_before())
         if passes:
             module = tvm.transform.Sequential(passes)(module)
     before = module
     merged = [b for b in backends if b.merge_regions]
+    failures: list[BaseException] = []  # a predicate's, raised once its pass returns
     patterns = [
-        p for backend in merged for p in _fusion_patterns(backend, module, imported.sources)
+        p
+        for backend in merged
+        for p in _fusion_patterns(backend, module, imported.sources, failures)
     ]
     if progress is not None:
         progress(f"partitioning for {', '.join(b.name for b in backends)}")
     if patterns:
-        module = relax.transform.FuseOpsByPattern(
-            patterns, bind_constants=False, annotate_codegen=False
-        )(module)
+        module = _fuse(module, patterns, failures, annotate_codegen=False)
         module = relax.transform.MergeCompositeFunctions()(module)
     # Backends whose operators stay one region each (a kernel library) take what the
     # accelerators left in main, each operator wrapped in its own Codegen function.
@@ -199,14 +235,13 @@ def partition(
         p
         for backend in backends
         if not backend.merge_regions
-        for p in _fusion_patterns(backend, module, imported.sources)
+        for p in _fusion_patterns(backend, module, imported.sources, failures)
     ]
     if single:
-        module = relax.transform.FuseOpsByPattern(
-            single, bind_constants=False, annotate_codegen=True, entry_functions=["main"]
-        )(module)
+        module = _fuse(module, single, failures, annotate_codegen=True, entry_functions=["main"])
     for backend in backends:
-        passes = list(backend.passes_after())
+        with backend_hook(backend, "passes_after()"):
+            passes = list(backend.passes_after())
         if passes:
             module = tvm.transform.Sequential(passes)(module)
     regions = _regions(module, {b.name for b in backends})
@@ -216,7 +251,9 @@ def partition(
     for region_name, backend_name in regions.items():
         backend = by_name[backend_name]
         for info in region_operators(module, module[region_name]):
-            if not backend.can_lower(info):
+            with backend_hook(backend, "can_lower()"):
+                claimable = backend.can_lower(info)
+            if not claimable:
                 raise UnsupportedError(
                     f"backend {backend.name} claims a {info.kind} operator its lowering cannot "
                     f"handle; fix that backend's patterns() (or its can_lower()), or build "

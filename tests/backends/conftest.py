@@ -20,6 +20,12 @@ tinyacc = aot_tinyacc:TinyAcc
 tinynpu = aot_tinyacc:TinyNpu
 greedy = aot_tinyacc:Greedy
 broken = aot_tinyacc:Broken
+fails-prepare = aot_tinyacc:FailsInPrepare
+fails-patterns = aot_tinyacc:FailsInPatterns
+fails-predicate = aot_tinyacc:FailsInPredicate
+fails-runtime = aot_tinyacc:FailsInRuntime
+fails-report = aot_tinyacc:FailsInReport
+refuses-predicate = aot_tinyacc:RefusesInPredicate
 """
 
 

@@ -73,3 +73,42 @@ def test_a_broken_entry_point_names_itself(plugin_env, tmp_path) -> None:
         "error: the aot.backends entry point 'bad' (aot_no_such_module:Bad) failed to load "
         "(ModuleNotFoundError); reinstall or fix the package that declares it"
     ]
+
+
+# Issue 19, point 1: every hook's failure is the backend's one-line error, not aot's
+# "internal error" (exit 70); -v adds the traceback.
+@pytest.mark.parametrize(
+    ("backend", "hook"),
+    [
+        ("fails-prepare", "prepare()"),
+        ("fails-patterns", "patterns()"),
+        ("fails-predicate", "the predicate of pattern 'conv2d_stride1'"),
+        ("fails-runtime", "runtime()"),
+        ("fails-report", "report()"),
+    ],
+)
+def test_a_failing_hook_names_the_backend_and_the_hook(
+    plugin_env, tmp_path, backend: str, hook: str
+) -> None:
+    line = fails(plugin_env, tmp_path, 4, "--board", "host", "--accelerator", backend)
+    assert line == (
+        f"error: backend {backend} failed in {hook} (KeyError); fix the backend, or build "
+        f"without --accelerator {backend} ('aot -v ...' shows the traceback)"
+    )
+
+
+def test_a_failing_hook_shows_its_traceback_with_verbose(plugin_env, tmp_path) -> None:
+    out = tmp_path / "out"
+    result = run_aot(
+        plugin_env, "-v", "build", str(EXAMPLE), "-o", str(out), "--no-build",
+        "--board", "host", "--accelerator", "fails-predicate",
+    )  # fmt: skip
+    assert result.returncode == 4
+    assert "Traceback" in result.stderr and "predicate of the failing test backend" in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: backend fails-predicate failed in the predicate of pattern")
+
+
+def test_a_predicates_own_aot_error_keeps_its_message(plugin_env, tmp_path) -> None:
+    line = fails(plugin_env, tmp_path, 4, "--board", "host", "--accelerator", "refuses-predicate")
+    assert line == "error: refuses-predicate: this test backend refuses every operator"

@@ -111,3 +111,67 @@ class Broken(TinyAcc):
 
     def lower(self, region, ctx=None):
         raise ValueError("internal failure of the broken test backend")
+
+
+class FailsIn(TinyAcc):
+    """A backend whose hook named by ``failing`` raises a plain Python exception."""
+
+    failing = ""
+
+    def _maybe_fail(self, hook):
+        if hook == self.failing:
+            raise KeyError(f"{hook} of the failing test backend")
+
+    def prepare(self, model, board=None):
+        self._maybe_fail("prepare")
+
+    def patterns(self):
+        self._maybe_fail("patterns")
+
+        def check(op):
+            self._maybe_fail("predicate")
+            return tuple(op.params["strides"]) == (1, 1)
+
+        return [OperatorPattern("conv2d_stride1", ("conv2d_int8",), check)]
+
+    def runtime(self):
+        self._maybe_fail("runtime")
+        return super().runtime()
+
+    def report(self):
+        self._maybe_fail("report")
+        return {}
+
+
+class FailsInPrepare(FailsIn):
+    name, failing = "fails-prepare", "prepare"
+
+
+class FailsInPatterns(FailsIn):
+    name, failing = "fails-patterns", "patterns"
+
+
+class FailsInPredicate(FailsIn):
+    name, failing = "fails-predicate", "predicate"
+
+
+class FailsInRuntime(FailsIn):
+    name, failing = "fails-runtime", "runtime"
+
+
+class FailsInReport(FailsIn):
+    name, failing = "fails-report", "report"
+
+
+class RefusesInPredicate(FailsIn):
+    """A predicate that raises aot's own UnsupportedError on purpose: its message stands."""
+
+    name = "refuses-predicate"
+
+    def patterns(self):
+        from aot.errors import UnsupportedError
+
+        def check(op):
+            raise UnsupportedError("refuses-predicate: this test backend refuses every operator")
+
+        return [OperatorPattern("conv2d_any", ("conv2d_int8",), check)]
