@@ -1,14 +1,16 @@
 """Named plug-in registries (planners, flash runners, accelerator backends).
 
 Built-in implementations register with ``@registry.register("name")``. Out-of-tree
-packages declare an entry point in the registry's group (for example ``aot.planners``);
-it is loaded the first time the registry is asked for names or an item.
+packages declare an entry point in the registry's group (for example ``aot.planners``).
+Entry points are found the first time the registry is asked for names or an item, and
+each is imported only when its name is asked for: a broken plug-in fails the commands
+that name it, not every command (``aot backends`` lists it with its error).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
 from aot.errors import ConfigError
@@ -22,7 +24,8 @@ class Registry(Generic[T]):
         self.entry_point_group = entry_point_group
         self.hint = hint  # what to do about an unknown name, appended to the error
         self._items: dict[str, T] = {}
-        self._entry_points_loaded = False
+        self._entry_points: dict[str, EntryPoint] | None = None  # found, not yet imported
+        self._failures: dict[str, ConfigError] = {}  # entry points that failed to import
 
     def register(self, name: str) -> Callable[[T], T]:
         def decorator(item: T) -> T:
@@ -36,35 +39,51 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.kind} '{name}' is registered twice")
         self._items[name] = item
 
-    def _load_entry_points(self) -> None:
-        if self._entry_points_loaded:
-            return
-        self._entry_points_loaded = True
-        for ep in entry_points(group=self.entry_point_group):
-            if ep.name not in self._items:
-                try:
-                    self._items[ep.name] = ep.load()
-                except Exception as exc:
-                    # A broken plug-in names itself; aot's own code is not at fault.
-                    raise ConfigError(
-                        f"the {self.entry_point_group} entry point '{ep.name}' ({ep.value}) "
-                        f"failed to load ({type(exc).__name__}); reinstall or fix the package "
-                        "that declares it"
-                    ) from exc
+    def _found(self) -> dict[str, EntryPoint]:
+        """The group's entry points not shadowed by a built-in, found once, not imported."""
+        if self._entry_points is None:
+            self._entry_points = {ep.name: ep for ep in entry_points(group=self.entry_point_group)}
+        return {n: ep for n, ep in self._entry_points.items() if n not in self._items}
+
+    def _load(self, ep: EntryPoint) -> T:
+        if ep.name in self._failures:
+            raise self._failures[ep.name]
+        try:
+            item = ep.load()
+        except Exception as exc:
+            # A broken plug-in names itself; aot's own code is not at fault.
+            failure = ConfigError(
+                f"the {self.entry_point_group} entry point '{ep.name}' ({ep.value}) "
+                f"failed to load ({type(exc).__name__}); reinstall or fix the package "
+                "that declares it"
+            )
+            failure.__cause__ = exc
+            self._failures[ep.name] = failure
+            raise failure from exc
+        self._items[ep.name] = item
+        return item
 
     def names(self) -> list[str]:
-        self._load_entry_points()
-        return sorted(self._items)
+        """Every name, built in or declared by an entry point (none is imported here)."""
+        return sorted({*self._items, *self._found()})
 
     def get(self, name: str) -> T:
-        self._load_entry_points()
-        try:
+        if name in self._items:
             return self._items[name]
-        except KeyError:
-            known = ", ".join(self.names()) or "none"
-            hint = f"; {self.hint}" if self.hint else ""
-            raise ConfigError(f"unknown {self.kind} '{name}'; known: {known}{hint}") from None
+        ep = self._found().get(name)
+        if ep is not None:
+            return self._load(ep)
+        known = ", ".join(self.names()) or "none"
+        hint = f"; {self.hint}" if self.hint else ""
+        raise ConfigError(f"unknown {self.kind} '{name}'; known: {known}{hint}")
 
     def __iter__(self) -> Iterator[tuple[str, T]]:
-        self._load_entry_points()
-        return iter(sorted(self._items.items()))
+        """Every item that loads, by name (a broken entry point is skipped: ``get`` it
+        for its error)."""
+        loaded = []
+        for name in self.names():
+            try:
+                loaded.append((name, self.get(name)))
+            except ConfigError:
+                continue
+        return iter(loaded)

@@ -3,6 +3,7 @@ say what to do, with no Python exception text and no output folder left behind."
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -67,12 +68,28 @@ def test_a_broken_entry_point_names_itself(plugin_env, tmp_path) -> None:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: aot-bad\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[aot.backends]\nbad = aot_no_such_module:Bad\n")
     env = dict(plugin_env, PYTHONPATH=f"{plugin_env['PYTHONPATH']}:{site}")
-    result = run_aot(env, "backends")
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
-        "error: the aot.backends entry point 'bad' (aot_no_such_module:Bad) failed to load "
+    failure = (
+        "the aot.backends entry point 'bad' (aot_no_such_module:Bad) failed to load "
         "(ModuleNotFoundError); reinstall or fix the package that declares it"
-    ]
+    )
+    # Issue 19, point 2: 'aot backends' lists it with its error and the others as before.
+    result = run_aot(env, "backends")
+    assert result.returncode == 0, result.stderr
+    assert f"bad  (broken): {failure}" in result.stdout.splitlines()
+    assert "tinyacc  (target cpu, installed)" in result.stdout
+    listed = run_aot(env, "backends", "--json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["bad"] == {"name": "bad", "builtin": False, "error": failure}
+    assert rows["tinyacc"]["patterns"] and "error" not in rows["tinyacc"]
+    # Only a build that names it fails; built-in and other plug-in accelerators build.
+    assert fails(env, tmp_path, 2, "--board", "host", "--accelerator", "bad") == f"error: {failure}"
+    out = tmp_path / "good"
+    built = run_aot(
+        env, "build", str(EXAMPLE), "-o", str(out), "--no-build", "-q",
+        "--board", "host", "--accelerator", "tinyacc",
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    assert (out / "metadata.json").is_file()
 
 
 # Issue 19, point 1: every hook's failure is the backend's one-line error, not aot's
