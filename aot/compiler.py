@@ -181,15 +181,28 @@ def compile_model(
     files = dict(generated.files)
     include_dirs: list[str] = []
     defines: dict[str, str] = {}
+    header_owners: dict[str, str] = {}  # include/<name> -> the backend that shipped it
     for backend in backends:
         if not any(step.backend == backend.name for step in lowered.steps):
             continue  # took nothing: its driver is not needed
         with backend_hook(backend, "runtime()"):
             runtime = backend.runtime()
+        # Sources in a folder per backend (two drivers' util.c never meet); headers share
+        # include/, so two backends' headers of one name must be one header.
         for path in runtime.sources:
-            files[f"src/{path.name}"] = path.read_text()
+            files[f"src/backends/{backend.name}/{path.name}"] = path.read_text()
         for path in runtime.headers:
-            files[f"include/{path.name}"] = path.read_text()
+            text = path.read_text()
+            key = f"include/{path.name}"
+            if key in files and files[key] != text:
+                owner = header_owners.get(key, "the model library")
+                raise ConfigError(
+                    f"backends {owner} and {backend.name} both ship a different {path.name} "
+                    "header (model/include/ is shared); rename one of them, or build without "
+                    f"--accelerator {backend.name}"
+                )
+            files[key] = text
+            header_owners.setdefault(key, backend.name)
         include_dirs += [str(d) for d in runtime.include_dirs]
         defines.update(runtime.defines)
     write_files(library_dir, files)

@@ -26,6 +26,7 @@ fails-predicate = aot_tinyacc:FailsInPredicate
 fails-runtime = aot_tinyacc:FailsInRuntime
 fails-report = aot_tinyacc:FailsInReport
 refuses-predicate = aot_tinyacc:RefusesInPredicate
+tinyclash = aot_tinyacc:Clash
 """
 
 

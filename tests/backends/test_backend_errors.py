@@ -129,3 +129,14 @@ def test_a_failing_hook_shows_its_traceback_with_verbose(plugin_env, tmp_path) -
 def test_a_predicates_own_aot_error_keeps_its_message(plugin_env, tmp_path) -> None:
     line = fails(plugin_env, tmp_path, 4, "--board", "host", "--accelerator", "refuses-predicate")
     assert line == "error: refuses-predicate: this test backend refuses every operator"
+
+
+def test_two_backends_shipping_different_headers_of_one_name(plugin_env, tmp_path) -> None:
+    # Issue 19, point 4: sources go to model/src/backends/<name>/, headers share include/.
+    both = ("--accelerator", "tinyacc", "--accelerator", "tinyclash")
+    line = fails(plugin_env, tmp_path, 2, "--board", "host", *both)
+    assert line == (
+        "error: backends tinyacc and tinyclash both ship a different tinyacc.h header "
+        "(model/include/ is shared); rename one of them, or build without "
+        "--accelerator tinyclash"
+    )

@@ -53,7 +53,10 @@ def test_partitions_builds_and_runs_bit_exact(plugin_env: dict[str, str], tmp_pa
     names = [b["name"] for b in metadata["backends"]]
     assert names == ["tinyacc", "cpu"] and metadata["backends"][0]["steps"] == 1
     # Its runtime came along, and its descriptor is a planned constant.
-    assert "model/src/tinyacc.c" in metadata["library"]["sources"]
+    # In a folder of its own (issue 19, point 4): two backends' sources never collide.
+    assert "model/src/backends/tinyacc/tinyacc.c" in metadata["library"]["sources"]
+    assert (out / "model" / "src" / "backends" / "tinyacc" / "tinyacc.c").is_file()
+    assert (out / "model" / "include" / "tinyacc.h").is_file()
     executor = next((out / "model" / "src").glob("aot_*_kernels.c")).read_text()
     assert '#include "tinyacc.h"' in executor
     ran = run_aot(plugin_env, "run", str(out), "-i", str(EXAMPLE.with_suffix(".input.npy")),

@@ -91,12 +91,14 @@ def test_emitted_library_compiles_with_the_device_model(tmp_path: Path) -> None:
     options = CompileOptions(name="kws", pools=pools, accelerators=("example_npu",))
     compile_model(mlperf_tiny("kws_ref_model"), tmp_path, options)
     src = tmp_path / "model" / "src"
-    assert (src / "example_npu.c").is_file()
+    device_model = src / "backends" / "example_npu" / "example_npu.c"  # its own folder
+    assert device_model.is_file()
     kernels = (src / "aot_kws_kernels.c").read_text()
     assert kernels.count("= (struct aot_npu_conv2d){") == 9
     assert kernels.count("= (struct aot_npu_fully_connected){") == 1
     subprocess.run(
         ["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-c",
-         f"-I{tmp_path / 'model' / 'include'}", f"-I{src}", *map(str, sorted(src.glob("*.c")))],
+         f"-I{tmp_path / 'model' / 'include'}", f"-I{src}", *map(str, sorted(src.glob("*.c"))),
+         str(device_model)],
         check=True, capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip

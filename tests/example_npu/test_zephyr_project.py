@@ -48,7 +48,7 @@ def test_sources_includes_and_defines_match_the_cmsis_project(projects) -> None:
     zephyr, cmsis = projects
     z = cmake_lists((zephyr / "aot_config.cmake").read_text())
     c = make_lists((cmsis / "config.mk").read_text())
-    assert "model/src/example_npu.c" in z["AOT_SOURCES"]
+    assert "model/src/backends/example_npu/example_npu.c" in z["AOT_SOURCES"]
     # The same model library and runtime sources and include folders; the ports differ.
     assert [s for s in z["AOT_SOURCES"] if s.startswith("model/")] == [
         s for s in c["SOURCES"] if s.startswith("model/")

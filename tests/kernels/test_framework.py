@@ -63,7 +63,7 @@ def test_one_step_per_operator_and_the_kernel_named(tmp_path: Path) -> None:
     kernel_steps = [op for op in dsp["operators"] if op["backend"] == "kernels"]
     assert all(op["target"] == "cpu" and len(op["source_operators"]) == 1 for op in kernel_steps)
     sources = dsp["library"]["sources"]
-    assert "model/src/conv_dsp.c" in sources
+    assert "model/src/backends/kernels/conv_dsp.c" in sources
 
 
 def test_cli_rejects_an_isa_the_board_lacks(tmp_path: Path) -> None:

@@ -175,3 +175,19 @@ class RefusesInPredicate(FailsIn):
             raise UnsupportedError("refuses-predicate: this test backend refuses every operator")
 
         return [OperatorPattern("conv2d_any", ("conv2d_int8",), check)]
+
+
+class Clash(TinyAcc):
+    """Takes depthwise convolutions and ships a different header named tinyacc.h."""
+
+    name = "tinyclash"
+    description = "test backend: its header's name collides with tinyacc's"
+
+    def patterns(self):
+        return [OperatorPattern("depthwise", ("depthwise_conv2d_int8",))]
+
+    def runtime(self):
+        return RuntimeFiles(sources=(RUNTIME / "tinyacc.c",), headers=(CLASH / "tinyacc.h",))
+
+
+CLASH = Path(__file__).parent / "clash"
