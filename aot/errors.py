@@ -71,6 +71,21 @@ class ProtocolError(DeviceError):
     category = "protocol"
 
 
+class FileSystemError(AotError):
+    """A file or folder aot must read or write is refused by the system: no permission,
+    a read-only or full file system, a path through a file, a pseudo file system."""
+
+    exit_code = 10
+    category = "file system"
+
+
+class ResourceError(AotError):
+    """The process ran out of memory (a model or input far larger than the limit)."""
+
+    exit_code = 11
+    category = "resources"
+
+
 class InternalError(AotError):
     """A bug in aot: an invariant that should hold did not."""
 

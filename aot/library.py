@@ -9,14 +9,18 @@ Layout of an output folder::
 
 Everything is written into a temporary sibling folder that is renamed into place only when
 the whole build succeeded, so a failure or an interrupt never leaves a half-written DIR
-behind. ``--force`` replaces only a folder an earlier ``aot build`` wrote (see
-``check_replaceable``), and the old folder is renamed aside before the new one is renamed
-in, so a crash mid-replace never leaves neither.
+behind. Its name carries the building process's id (``.DIR.staging-<pid>-*``), so a later
+build of DIR removes what a killed one left (SIGKILL runs no clean-up). The last thing
+written into it is ``aot-files.json``, the list of every path the build wrote.
+``--force`` replaces only a folder an earlier ``aot build`` wrote, and only while it holds
+nothing but those paths (see ``check_replaceable``); the old folder is renamed aside before
+the new one is renamed in, so a crash mid-replace never leaves neither.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -26,15 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from aot import interrupts
-from aot.errors import ConfigError, ModelError
+from aot.errors import ConfigError, FileSystemError, ModelError
+from aot.fs_errors import describe_os_error
 
 METADATA_FILE = "metadata.json"
 METADATA_SCHEMA_VERSION = 1
 # Who wrote a folder: --force replaces only folders whose metadata.json says this.
 GENERATOR = "aot build"
-# The top-level entries of a build folder (aot inspect adds memory.svg); --force refuses
-# to replace a folder holding anything else.
-BUILD_ENTRIES = frozenset({METADATA_FILE, "model", "project", "memory.svg"})
+# Every path a build wrote, relative to its folder: --force refuses to replace a folder
+# holding anything else (a file the user put into project/, say).
+FILES_LIST = "aot-files.json"
+# Written into a build folder by later commands (aot inspect redraws the picture).
+LATER_ENTRIES = frozenset({"memory.svg"})
+STAGING_INFIX = ".staging-"
 LIBRARY_DIR = "model"
 RUNTIME_HEADERS = ("model.h", "error.h")
 
@@ -58,23 +66,148 @@ def staged_output(
     created: Path | None = None  # the topmost parent folder this call created
     try:
         with interrupts.shield():
-            created = _make_parents(output.parent)
-            staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.staging-", dir=output.parent))
-            # mkdtemp makes the folder private (0700); give it the usual umask permissions.
-            staging.chmod(0o777 & ~_umask())
+            created = _make_output_parents(output)
+            remove_stale_staging(output)
+            staging = _make_staging(output)
         yield staging
         with interrupts.shield():
             interrupts.check()  # an interrupt that TVM swallowed still aborts the build
+            write_files_list(staging)
             check_replaceable(output, force, reads)  # the folder may have changed meanwhile
             _swap_in(staging, output)
             interrupts.finish()
-    except BaseException:
+    except BaseException as err:
         with interrupts.shield():
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
             if created is not None:
                 _remove_empty_parents(created, output.parent)
+        if staging is not None and _is_about(err, staging):
+            # A full or read-only file system mid-build: nothing of it is left behind.
+            assert isinstance(err, OSError)
+            shown = output
+            if err.filename is not None:
+                shown = output / Path(err.filename).relative_to(staging)
+            failure = describe_os_error(OSError(err.errno, err.strerror, str(shown)), "writing")
+            raise FileSystemError(
+                f"{failure}; nothing was written to {output}: choose another -o"
+            ) from err
         raise
+
+
+def _is_about(err: BaseException, staging: Path) -> bool:
+    """Whether ``err`` is the system refusing a write into the staging folder."""
+    if not isinstance(err, OSError) or err.errno is None:
+        return False
+    if err.filename is None:  # a failed write() names no file: a full or read-only disk
+        return err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
+    return Path(err.filename).is_relative_to(staging)
+
+
+def _make_output_parents(output: Path) -> Path | None:
+    """``mkdir -p`` the output's parent, as a one-line error naming -o when refused."""
+    for parent in output.parents:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise FileSystemError(
+                    f"cannot create the output folder {output}: {parent} is a file, not a "
+                    "folder; choose another -o"
+                )
+            break
+    try:
+        return _make_parents(output.parent)
+    except OSError as err:
+        raise FileSystemError(
+            f"cannot create the output folder {output}: {err.strerror} ({err.filename}); "
+            "choose another -o"
+        ) from err
+
+
+def _make_staging(output: Path) -> Path:
+    prefix = f".{output.name}{STAGING_INFIX}{os.getpid()}-"
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=prefix, dir=output.parent))
+        # mkdtemp makes the folder private (0700); give it the usual umask permissions.
+        staging.chmod(0o777 & ~_umask())
+    except OSError as err:
+        raise FileSystemError(
+            f"cannot create the output folder {output}: cannot write in {output.parent} "
+            f"({err.strerror}); choose another -o"
+        ) from err
+    return staging
+
+
+def remove_stale_staging(output: Path) -> list[Path]:
+    """Remove the staging folders of ``output`` whose building process is gone.
+
+    A build killed by SIGKILL cannot clean up; its folder is named after its process id, so
+    the next build of the same output knows it is dead. Folders of live processes (another
+    build running now) are left alone; a folder without an id (an older aot) only if empty.
+    """
+    removed = []
+    for candidate in output.parent.glob(f".{glob_escape(output.name)}{STAGING_INFIX}*"):
+        if not candidate.is_dir() or candidate.is_symlink():
+            continue
+        owner = candidate.name[len(f".{output.name}{STAGING_INFIX}") :].split("-", 1)[0]
+        if owner.isdigit():
+            if _process_alive(int(owner)):
+                continue
+            shutil.rmtree(candidate, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                candidate.rmdir()  # only an empty one
+        if not candidate.exists():
+            removed.append(candidate)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def write_files_list(folder: Path) -> None:
+    """Record every path under ``folder`` (the last file a build writes)."""
+    paths = sorted(str(path.relative_to(folder)) for path in folder.rglob("*"))
+    document = {"generator": GENERATOR, "paths": [*paths, FILES_LIST]}
+    (folder / FILES_LIST).write_text(json.dumps(document, indent=1) + "\n")
+
+
+def _written_paths(folder: Path) -> set[str] | None:
+    try:
+        document = json.loads((folder / FILES_LIST).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("paths"), list):
+        return None
+    return {str(path) for path in document["paths"]}
+
+
+def _paths_not_written(folder: Path, written: set[str]) -> list[str]:
+    """Paths under ``folder`` that no build wrote: a folder is named once, not its contents."""
+    foreign = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        for entry in sorted(current.iterdir()):
+            relative = str(entry.relative_to(folder))
+            if relative in written or relative in LATER_ENTRIES:
+                if entry.is_dir() and not entry.is_symlink():
+                    pending.append(entry)
+            else:
+                foreign.append(relative + ("/" if entry.is_dir() else ""))
+    return sorted(foreign)
 
 
 def check_replaceable(output: Path, force: bool, reads: Iterable[str | Path | None] = ()) -> None:
@@ -106,10 +239,18 @@ def check_replaceable(output: Path, force: bool, reads: Iterable[str | Path | No
             f"{refuse}: it is not a folder written by 'aot build' (no {METADATA_FILE} with "
             f'"generator": "{GENERATOR}"); remove it yourself or choose another -o'
         )
-    foreign = [name for name in entries if name not in BUILD_ENTRIES]
-    if foreign:
+    written = _written_paths(output)
+    if written is None:
         raise ConfigError(
-            f"{refuse}: it holds {', '.join(foreign)}, which 'aot build' did not write; "
+            f"{refuse}: it has no {FILES_LIST} listing what 'aot build' wrote there (an "
+            "unfinished or older build); remove it yourself or choose another -o"
+        )
+    foreign = _paths_not_written(output, written)
+    if foreign:
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        shown = ", ".join(foreign[:3]) + more
+        raise ConfigError(
+            f"{refuse}: it holds {shown}, which 'aot build' did not write; "
             "move them out or choose another -o"
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,9 +131,18 @@ def _read_npy(path: Path) -> np.ndarray:
                 if major == 1
                 else np.lib.format.read_array_header_2_0
             )
-            _, _, dtype = read_header(f)
+            shape, _, dtype = read_header(f)
+            data_offset = f.tell()
     except (ValueError, EOFError):
         raise ConfigError(f"input {path} has a corrupt .npy header; {SAVE_HINT}") from None
+    # Checked before numpy allocates what the header claims (10^11 elements, say).
+    claimed = math.prod(shape) * dtype.itemsize
+    held = path.stat().st_size - data_offset
+    if not dtype.hasobject and claimed > held:
+        raise ConfigError(
+            f"input {path} claims a {dtype} array of shape {tuple(shape)} ({claimed} bytes) "
+            f"but holds {max(held, 0)} bytes of data: it is truncated or damaged; {SAVE_HINT}"
+        )
     if dtype.hasobject:
         raise ConfigError(
             f"input {path} holds Python objects (dtype {dtype}), not numbers; save a numeric "

@@ -3,8 +3,9 @@
 Each subcommand lives in its own module in this package and exposes
 ``add_parser(subparsers)`` which registers its parser and sets ``func``.
 The one handler of the tool is here: an ``AotError`` prints one line and exits with its
-class's code; SIGINT/SIGTERM exit 130/143 (``aot.interrupts``); anything else is a bug in
-aot and exits 70 with a one-line request to report it.
+class's code; SIGINT/SIGTERM exit 130/143 (``aot.interrupts``); the system's refusal of a
+path or of memory is a one-line ``FileSystemError``/``ResourceError`` (``aot.fs_errors``);
+anything else is a bug in aot and exits 70 with a one-line request to report it.
 """
 
 from __future__ import annotations
@@ -135,6 +136,10 @@ def report_failure(err: BaseException, verbose: bool) -> int:
         raise err  # GeneratorExit and the like are not failures to report
     if verbose:
         traceback.print_exception(err, file=sys.stderr)
+    if not isinstance(err, AotError):
+        from aot.fs_errors import describe_system_error
+
+        err = describe_system_error(err) or err
     if isinstance(err, AotError):
         print(f"error: {err}", file=sys.stderr)
         return err.exit_code

@@ -178,8 +178,6 @@ def _inputs(args: argparse.Namespace, metadata: dict[str, Any]) -> list[np.ndarr
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from aot.device.client import check_repeats, check_timeout
     from aot.library import read_metadata
     from aot.runner import run_model
@@ -193,6 +191,10 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     metadata = read_metadata(folder)
     inputs = _inputs(args, metadata)
+    if args.save:
+        from aot.user_files import check_save_folder
+
+        check_save_folder(args.save)  # before the run: a bad path fails at once
     if farm is not None:
         from aot.farm.client import run_remote
 
@@ -209,14 +211,9 @@ def run(args: argparse.Namespace) -> int:
             port=args.port,
             baud=args.baud,
         )
-    saved = []
-    if args.save:
-        save_dir = Path(args.save)
-        save_dir.mkdir(parents=True, exist_ok=True)
-        for index, output in enumerate(report.outputs):
-            path = save_dir / f"output_{index}.npy"
-            np.save(path, output)
-            saved.append(str(path))
+    from aot.user_files import save_arrays
+
+    saved = save_arrays(args.save, report.outputs, "output") if args.save else []
     document = report.to_json(metadata)
     document["saved"] = saved
     document["inputs_filled"] = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aot.errors import ConfigError, ModelError
+from aot.errors import ConfigError, ModelError, ResourceError
 from aot.frontend.model import ImportedModel, Quantization, TensorSpec
 
 __all__ = ["FRONTENDS", "ImportedModel", "Quantization", "TensorSpec", "import_model"]
@@ -90,7 +90,17 @@ def _check_model_path(path: Path) -> None:
 
 
 def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
-    path = str(path)
+    try:
+        return _import_model(str(path), frontend)
+    except MemoryError:
+        size = Path(path).stat().st_size
+        raise ResourceError(
+            f"out of memory reading the model {path} ({size} bytes): it is far larger than a "
+            "model for a microcontroller, or this process's memory limit (ulimit -v) is too low"
+        ) from None
+
+
+def _import_model(path: str, frontend: str) -> ImportedModel:
     _check_model_path(Path(path))
     if frontend not in FRONTENDS:
         raise ConfigError(f"unknown frontend '{frontend}'; choose one of {', '.join(FRONTENDS)}")
@@ -101,12 +111,15 @@ def import_model(path: str | Path, frontend: str = "auto") -> ImportedModel:
         raise ConfigError(f"cannot read the model file {path}: {err.strerror}") from err
     if len(head) < 8:
         raise ModelError(f"{path} is not a model: the file is {len(head)} bytes long")
+    from aot.frontend.file_checks import check_model_head
     from aot.frontend.tflite_file import is_tflite
 
     by_suffix = path.lower().endswith(".tflite")
-    if frontend in ("relax-tflite", "tflite-int8") or (
+    is_tflite_file = frontend in ("relax-tflite", "tflite-int8") or (
         frontend == "auto" and (is_tflite(head) or by_suffix)
-    ):
+    )
+    check_model_head(Path(path), "tflite" if is_tflite_file else "onnx")
+    if is_tflite_file:
         from aot.frontend.relax_tflite import import_tflite_relax
         from aot.frontend.tflite_file import read_tflite
 

@@ -77,6 +77,10 @@ def validate_folder(
             raise ConfigError(f"--seed must be a whole number >= 0, got {seed}")
         samples = random_samples(specs, count, seed)
         seed_used = seed
+    if save is not None:
+        from aot.user_files import check_save_folder
+
+        check_save_folder(save)  # before the runs: a path that cannot be written fails now
     comparisons = [OutputComparison(spec, tolerance) for spec in metadata["outputs"]]
     refs: dict[int, SampleRef] = {}
     saved: list[str] = []

@@ -12,9 +12,18 @@ from pathlib import Path
 
 import pytest
 
+import aot.library
 from aot.cli import main
-from aot.errors import ConfigError
-from aot.library import GENERATOR, METADATA_FILE, check_replaceable, read_metadata, staged_output
+from aot.errors import ConfigError, FileSystemError
+from aot.library import (
+    FILES_LIST,
+    GENERATOR,
+    METADATA_FILE,
+    check_replaceable,
+    read_metadata,
+    staged_output,
+    write_files_list,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -47,6 +56,7 @@ def fake_build_folder(folder: Path, **metadata) -> Path:
     (folder / "project").mkdir()
     document = {"schema_version": 1, "generator": GENERATOR, **metadata}
     (folder / METADATA_FILE).write_text(json.dumps(document))
+    write_files_list(folder)  # what a build writes last: the list of its paths
     return folder
 
 
@@ -70,7 +80,25 @@ def build_folder_with_foreign_entries(tmp: Path) -> tuple[Path, list[str]]:
     (folder / "results").mkdir()
     (folder / "results" / "output_0.npy").write_bytes(b"\x93NUMPY")
     (folder / "NOTES.md").write_text("my measurements\n")
-    return folder, ["NOTES.md, results", "did not write"]
+    return folder, ["NOTES.md, results/", "did not write"]
+
+
+def build_folder_with_a_file_of_the_user_inside(tmp: Path) -> tuple[Path, list[str]]:
+    # Deep inside an aot folder: only the list of what the build wrote can tell it apart.
+    folder = fake_build_folder(tmp / "out")
+    (folder / "project" / "build").mkdir()
+    (folder / "project" / "build" / "firmware.elf").write_bytes(b"\x7fELF")
+    write_files_list(folder)  # the build's own firmware is listed
+    (folder / "project" / "build" / "mine.txt").write_text("keep me\n")
+    (folder / "project" / "mydir").mkdir()
+    (folder / "project" / "mydir" / "notes.txt").write_text("and me\n")
+    return folder, ["project/build/mine.txt, project/mydir/", "did not write"]
+
+
+def build_folder_without_its_files_list(tmp: Path) -> tuple[Path, list[str]]:
+    folder = fake_build_folder(tmp / "out")
+    (folder / FILES_LIST).unlink()
+    return folder, [f"has no {FILES_LIST}"]
 
 
 def folder_of_an_older_aot(tmp: Path) -> tuple[Path, list[str]]:
@@ -104,6 +132,8 @@ REFUSED = [
     folder_with_notes,
     folder_holding_the_model,
     build_folder_with_foreign_entries,
+    build_folder_with_a_file_of_the_user_inside,
+    build_folder_without_its_files_list,
     folder_of_an_older_aot,
     folder_with_corrupt_metadata,
     a_file,
@@ -185,19 +215,35 @@ def test_force_replaces_an_empty_folder_then_its_own_build(tmp_path: Path, capsy
     assert code == 0, err
     assert read_metadata(output)["generator"] == GENERATOR
     (output / "memory.svg").write_text("<svg/>")  # what 'aot inspect' rewrites
-    (output / "model" / "src" / "stale.c").write_text("/* gone after the rebuild */\n")
     code, err = aot_build(capsys, *args)
     assert code == 0, err
     assert (output / "memory.svg").read_text().startswith("<svg xmlns")  # drawn afresh
-    assert not (output / "model" / "src" / "stale.c").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing aside or staged
+    # A file the user added, even among the generated sources, stops the next --force.
+    (output / "model" / "src" / "mine.c").write_text("/* my own kernel */\n")
+    code, err = aot_build(capsys, *args)
+    assert code == ConfigError.exit_code
+    assert err.strip() == (
+        f"error: --force refuses to replace {output}: it holds model/src/mine.c, which "
+        "'aot build' did not write; move them out or choose another -o"
+    )
+    assert (output / "model" / "src" / "mine.c").read_text() == "/* my own kernel */\n"
 
 
-def test_a_failed_swap_puts_the_old_folder_back(tmp_path: Path) -> None:
+def test_a_failed_swap_puts_the_old_folder_back(tmp_path: Path, monkeypatch) -> None:
     output = fake_build_folder(tmp_path / "out")
     before = snapshot(output)
-    with pytest.raises(FileNotFoundError), staged_output(output, force=True) as staging:
-        shutil.rmtree(staging)  # the rename of the new folder into place will fail
+
+    def list_then_lose_the_staging_folder(folder: Path) -> None:
+        write_files_list(folder)
+        shutil.rmtree(folder)  # the rename of the new folder into place will fail
+
+    monkeypatch.setattr(aot.library, "write_files_list", list_then_lose_the_staging_folder)
+    with (
+        pytest.raises(FileSystemError, match="nothing was written"),
+        staged_output(output, force=True),
+    ):
+        pass
     assert snapshot(output) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
