@@ -164,6 +164,40 @@ class _Importer:
         self.index = -1
         self.node: Any = None
         self.sources: list[SourceOperator] = []
+        self.uint8_pairs = self._onnxruntime_uint8_pairs()
+        self.group_output = ""  # the QuantizeLinear output of the QDQ group being folded
+
+    def _onnxruntime_uint8_pairs(self) -> set[str]:
+        """The int8 QuantizeLinear -> DequantizeLinear pairs that onnxruntime's x86
+        optimizer turns into uint8 ones (zero point + 128; its QDQS8ToU8Transformer), by
+        the QuantizeLinear's output: one whose only consumer is a DequantizeLinear with
+        the same scale and zero point. Values and integer kernels are the same either
+        way, but which QDQ Add groups it fuses, and QLinearAdd's rounding, follow."""
+        pairs = set()
+        for node in self.graph.node:
+            if node.op_type != "QuantizeLinear" or len(node.input) < 3:
+                continue
+            out = node.output[0]
+            users = self.consumers.get(out, [])
+            zp = self.constants.get(node.input[2])
+            if out in self.outputs or len(users) != 1 or zp is None or zp.dtype != np.int8:
+                continue
+            user = self.graph.node[users[0]]
+            if user.op_type != "DequantizeLinear" or len(user.input) < 3:
+                continue
+            same = all(
+                a == b or (a in self.constants and b in self.constants
+                           and np.array_equal(self.constants[a], self.constants[b]))
+                for a, b in zip(node.input[1:3], user.input[1:3])
+            )  # fmt: skip
+            if same:
+                pairs.add(out)
+        return pairs
+
+    def onnxruntime_dtype(self, float_name: str, q: _QParams) -> str:
+        """The type onnxruntime's x86 optimizer gives a QDQ group's input ``float_name``."""
+        pending = self.dequantized.get(float_name)
+        return "uint8" if pending is not None and pending[0] in self.uint8_pairs else q.dtype
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -213,6 +247,25 @@ class _Importer:
         if name in self.constants:
             raise self.unsupported(f"input '{name}' is a constant; expected a computed tensor")
         raise self.unsupported(f"input '{name}' is not computed by a supported operator")
+
+    def operand(self, name: str) -> _Value:
+        """An input of a QLinear binary operator: a computed tensor, or an int8/uint8
+        initializer (onnxruntime's quantizer writes a Linear's bias as QLinearAdd's
+        constant first input)."""
+        if name in self.constants and name not in self.values:
+            return self.constant_value(self.constants[name], name)
+        return self.activation(name)
+
+    def constant_value(self, data: np.ndarray, name: str) -> _Value:
+        from tvm import relax
+
+        dtype = str(data.dtype)
+        if dtype not in _RANGES:
+            raise self.unsupported(
+                f"the constant input '{name}' is {dtype}, expected int8 or uint8"
+            )
+        shape = tuple(int(d) for d in data.shape)
+        return _Value(relax.const(np.ascontiguousarray(data)), shape, dtype)
 
     def expect(self, value: _Value, dtypes: tuple[str, ...], role: str) -> None:
         if value.dtype not in dtypes:
@@ -434,6 +487,7 @@ class _Importer:
         zp_name = qnode.input[2] if len(qnode.input) > 2 else None
         y = self.qparams(qnode.input[1], zp_name)
         self.per_tensor(y, "the QuantizeLinear output")
+        self.group_output = qnode.output[0]
         result, value = _QDQ[node.op_type](self, bb, node, y, lo_hi)
         self.folded.update([*folded, quantize])
         self.values[qnode.output[0]] = value
@@ -460,6 +514,16 @@ class _Importer:
         qname, q = self.dequantized[name]
         self.per_tensor(q, f"input '{name}'")
         return self.activation(qname), q
+
+    def dq_operand(self, name: str) -> tuple[_Value | np.ndarray, _QParams]:
+        """An input of a QDQ binary group: a DequantizeLinear of a computed tensor, or of
+        a constant (returned as its integer array: int8, uint8 or an int32 bias, as
+        onnxruntime's quantizer writes the Add of a MatMul + Add)."""
+        if name not in self.dequantized:
+            found = self._dq_constant(name)
+            if found is not None:
+                return found
+        return self.dq_input(name)
 
 
 def _clamp(y: _QParams, lo_hi: tuple[float | None, float | None]) -> tuple[int, int]:
@@ -687,27 +751,32 @@ def _add(
     bq: _QParams,
     y: _QParams,
     lo_hi: tuple,
+    offset: int = 0,
 ) -> tuple[Any, _Value]:
+    """QLinearAdd; ``offset`` 128 runs it on int8 tensors as onnxruntime does on their
+    uint8 form (values and zero points + 128), which rounds its fused multiply-adds
+    differently."""
     from aot.ops import int8_onnx
 
     shape = _binary_shape(imp, a, b, y, lo_hi, "Add")
     ratio_a = _div32(aq.s, y.s)
     ratio_b = _div32(bq.s, y.s)
+    a_zp, b_zp, y_zp = aq.zp + offset, bq.zp + offset, y.zp + offset
     # onnxruntime calls MLAS with the operands swapped when the first one is the scalar of
     # its broadcast spans; MLAS's fixed part is then computed with the roles swapped too.
     lhs_first = _first_is_span_scalar(a.shape, b.shape, shape)
     # (float)zp_c - (ratio_1 * zp_1 + ratio_2 * zp_2), float32 as MLAS computes it: GCC
     # contracts the inner sum into one fused multiply-add in the AVX2 build.
     if lhs_first:
-        inner = fma32(ratio_b, bq.zp, _mul32(ratio_a, aq.zp))
+        inner = fma32(ratio_b, b_zp, _mul32(ratio_a, a_zp))
     else:
-        inner = fma32(ratio_a, aq.zp, _mul32(ratio_b, bq.zp))
-    fixed = _f32(np.float32(y.zp) - np.float32(inner))
+        inner = fma32(ratio_a, a_zp, _mul32(ratio_b, b_zp))
+    fixed = _f32(np.float32(y_zp) - np.float32(inner))
     _check_exact_fma(imp, ratio_a, ratio_b, fixed, y.dtype)
     result = imp.emit(
         bb, int8_onnx.qlinear_add, a.expr, b.expr, name="qlinear_add", out_shape=shape,
         lhs_ratio=ratio_a, rhs_ratio=ratio_b, fixed=fixed, lhs_first=lhs_first,
-        out_dtype=y.dtype,
+        out_dtype=y.dtype, offset=offset,
     )  # fmt: skip
     return result, _Value(result, shape, y.dtype, y.s, y.zp)
 
@@ -1101,7 +1170,9 @@ def _qgemm(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
 
 def _qlinear_add(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
     a, as_, az, b, bs, bz, ys, yz = _inputs(node, 8)
-    av, bv = imp.activation(a), imp.activation(b)
+    av, bv = imp.operand(a), imp.operand(b)
+    if a in imp.constants and b in imp.constants:
+        raise imp.unsupported("both inputs are constants; expected a computed tensor")
     return _add(
         imp, bb, av, imp.qparams(as_, az, av.dtype), bv, imp.qparams(bs, bz, bv.dtype),
         imp.qparams(ys, yz, av.dtype), (None, None),
@@ -1165,7 +1236,9 @@ def _q_reshape(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
 
 def _qlinear_mul(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
     a, as_, az, b, bs, bz, ys, yz = _inputs(node, 8)
-    av, bv = imp.activation(a), imp.activation(b)
+    av, bv = imp.operand(a), imp.operand(b)
+    if a in imp.constants and b in imp.constants:
+        raise imp.unsupported("both inputs are constants; expected a computed tensor")
     return _mul(
         imp, bb, av, imp.qparams(as_, az, av.dtype), bv, imp.qparams(bs, bz, bv.dtype),
         imp.qparams(ys, yz, av.dtype), (None, None),
@@ -1276,9 +1349,78 @@ def _qdq_matmul(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -
 
 
 def _qdq_add(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
-    a, aq = imp.dq_input(node.input[0])
-    b, bq = imp.dq_input(node.input[1])
-    return _add(imp, bb, a, aq, b, bq, y, lo_hi)
+    """onnxruntime's x86 optimizer fuses a QDQ Add into QLinearAdd when both inputs and
+    the output have one type once it has turned int8 pairs into uint8 ones (then
+    QLinearAdd runs on the uint8 values); otherwise, and always for an int32
+    DequantizeLinear (a MatMul + Add's bias), it runs DequantizeLinear, a float32 Add
+    and QuantizeLinear (docs/int8.md)."""
+    (a, aq), (b, bq) = imp.dq_operand(node.input[0]), imp.dq_operand(node.input[1])
+    constant = [isinstance(v, np.ndarray) for v in (a, b)]
+    if all(constant):
+        raise imp.unsupported("both inputs are constants; expected a computed tensor")
+    types = {imp.onnxruntime_dtype(name, q) for name, q in zip(node.input[:2], (aq, bq))}
+    output = "uint8" if imp.group_output in imp.uint8_pairs else y.dtype
+    if types != {output} or lo_hi != (None, None):
+        return _float_add(imp, bb, (a, aq), (b, bq), y, lo_hi)
+    a = imp.constant_value(a, node.input[0]) if constant[0] else a
+    b = imp.constant_value(b, node.input[1]) if constant[1] else b
+    imp.per_tensor(aq, f"input '{node.input[0]}'")
+    imp.per_tensor(bq, f"input '{node.input[1]}'")
+    return _add(imp, bb, a, aq, b, bq, y, lo_hi, offset=128 if output != y.dtype else 0)
+
+
+def _float_add(
+    imp: _Importer,
+    bb: Any,
+    lhs: tuple[_Value | np.ndarray, _QParams],
+    rhs: tuple[_Value | np.ndarray, _QParams],
+    y: _QParams,
+    lo_hi: tuple,
+) -> tuple[Any, _Value]:
+    """QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)) in float32, as onnxruntime
+    runs an Add its optimizer does not fuse. A computed operand is dequantized through a
+    256-entry float table (a load: no C compiler can fuse its product into the add), a
+    constant one at import time."""
+    from tvm import relax
+
+    from aot.ops import int8_onnx
+
+    tensors, tables, shapes = [], [], []
+    for value, q in (lhs, rhs):
+        if isinstance(value, np.ndarray):
+            axis = q.axis % max(value.ndim, 1)
+            scale, zp = q.scale, q.zero_point
+            if scale.size > 1:  # per-axis: one scale and zero point along ``axis``
+                view = [1] * value.ndim
+                view[axis] = scale.size
+                scale, zp = scale.reshape(view), zp.reshape(view)
+            dequantized = (value.astype(np.int64) - zp).astype(np.float32) * scale.astype(
+                np.float32
+            )
+            tensors.append(relax.const(np.ascontiguousarray(dequantized.astype(np.float32))))
+            shapes.append(tuple(int(d) for d in value.shape))
+            tables.append(None)
+        else:
+            imp.expect(value, ("int8", "uint8"), "an input")
+            imp.per_tensor(q, "the Add input")
+            raw = np.arange(256, dtype=np.uint8).view(value.dtype).astype(np.int32)
+            tables.append(relax.const(np.float32(q.s) * (raw - q.zp).astype(np.float32)))
+            tensors.append(value.expr)
+            shapes.append(value.shape)
+    if all(t is None for t in tables):
+        raise imp.unsupported("both inputs are constants; expected a computed tensor")
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise imp.unsupported(
+            f"inputs {list(shapes[0])} and {list(shapes[1])} do not broadcast"
+        ) from None
+    lo, hi = _clamp(y, lo_hi)
+    result = imp.emit(
+        bb, int8_onnx.dequantized_add, *tensors, *tables, name="dequantized_add",
+        out_shape=shape, scale=y.s, zero_point=y.zp, out_dtype=y.dtype, act_min=lo, act_max=hi,
+    )  # fmt: skip
+    return result, _Value(result, shape, y.dtype, y.s, y.zp)
 
 
 def _qdq_gap(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:

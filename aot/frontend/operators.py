@@ -692,7 +692,9 @@ _W8 = "; weights int8 or uint8, per-tensor or per-channel (equal zero points); b
 # Each entry is read off the handler in onnx_int8.py: the forms it is reached in (QOperator
 # node, QDQ group), the ``expect`` dtypes and the attribute and shape checks it makes.
 ONNX_INT8_OPERATORS: dict[str, tuple[str, str]] = {
-    "Add": (_Q8, f"{_QDQ}; numpy broadcasting; as QLinearAdd"),
+    "Add": (_Q8, f"{_QDQ}; numpy broadcasting; either input may be a DequantizeLinear of a "
+            "constant (int8, uint8 or an int32 bias: a MatMul + Add); as QLinearAdd where "
+            "onnxruntime fuses it, else its float32 Add (docs/int8.md)"),
     "AveragePool": (_Q8, f"{_QDQ}; as QLinearAveragePool"),
     "Concat": (_Q8, f"{_QDQ}; as QLinearConcat"),
     "Conv": (_Q8 + _W8, f"{_QDQ} (a Relu or Clip between Conv and it folds into the "
@@ -721,8 +723,8 @@ ONNX_INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "Mul": (_Q8, f"{_QDQ}; as QLinearMul"),
     "QGemm": (_Q8 + _W8, "com.microsoft; constant B, transB, alpha; no transA; quantized "
               "output (y_scale given)"),
-    "QLinearAdd": (_Q8, "com.microsoft; numpy broadcasting; input and output scales "
-                   "within 2**52 of each other"),
+    "QLinearAdd": (_Q8, "com.microsoft; numpy broadcasting; either input may be a "
+                   "constant; input and output scales within 2**52 of each other"),
     "QLinearAveragePool": (_Q8, "com.microsoft; 2-D NCHW, explicit pads, count_include_pad; "
                            "no ceil_mode, dilation or channels_last"),
     "QLinearConcat": (_Q8, "com.microsoft; any axis and number of inputs; inputs with other "
@@ -732,7 +734,7 @@ ONNX_INT8_OPERATORS: dict[str, tuple[str, str]] = {
     "QLinearGlobalAveragePool": (_Q8, "com.microsoft; 4-D NCHW; no channels_last"),
     "QLinearLeakyRelu": (_Q8, "com.microsoft; onnxruntime's 256-entry table"),
     "QLinearMatMul": (_Q8 + _W8, "constant 2-D B; A of any rank"),
-    "QLinearMul": (_Q8, "com.microsoft; numpy broadcasting"),
+    "QLinearMul": (_Q8, "com.microsoft; numpy broadcasting; either input may be a constant"),
     "QLinearSigmoid": (_Q8, "com.microsoft; onnxruntime's 256-entry table (read from "
                        "onnxruntime at import)"),
     "QLinearSoftmax": (_Q8, "com.microsoft; last axis only; output scale above 2**-22"),

@@ -284,6 +284,7 @@ def qlinear_add(
     fixed: float,
     lhs_first: bool,
     out_dtype: str,
+    offset: int = 0,
 ) -> te.Tensor:
     """MLAS ``MlasQLinearAddKernelAvx2Helper`` with numpy broadcasting:
     t = fma(b, r_b, fixed); t = fma(a, r_a, t); round to nearest even; saturate. When the
@@ -294,13 +295,16 @@ def qlinear_add(
     Each product of an 8-bit value and a float32 ratio is exact in double and so is the sum
     (the importer checks that the bits fit in 53), so the double sum rounded once to float32
     is the fused multiply-add, on any C compiler and FPU. ``a``/``b`` enter as raw values:
-    the zero points are folded into ``fixed`` as onnxruntime does."""
+    the zero points are folded into ``fixed`` as onnxruntime does. ``offset`` 128 adds
+    to int8 values to compute on their uint8 form (onnxruntime's x86 optimizer turns int8
+    QDQ pairs into uint8 ones) and subtracts from the uint8 result."""
     from aot.ops.int8 import broadcast_load
 
-    lo, hi = RANGES[out_dtype]
+    lo, hi = RANGES["uint8" if offset else out_dtype]
 
     def fma(value: Expr, ratio: float, addend: Expr) -> Expr:
-        product = value.astype("int32").astype("float64") * tirx.const(ratio, "float64")
+        wide = value.astype("int32") + c32(offset) if offset else value.astype("int32")
+        product = wide.astype("float64") * tirx.const(ratio, "float64")
         return (product + addend.astype("float64")).astype("float32")
 
     def body(*idx: Expr) -> Expr:
@@ -312,9 +316,48 @@ def qlinear_add(
             total = fma(a, lhs_ratio, fma(b, rhs_ratio, f32(fixed)))
         # _mm256_cvtps_epi32 then saturating packs: clamp first, same result in range.
         bounded = tirx.max(tirx.min(total, f32(float(hi))), f32(float(lo)))
-        return round_half_even_expr(bounded).astype(out_dtype)
+        rounded = round_half_even_expr(bounded)
+        return (rounded - c32(offset) if offset else rounded).astype(out_dtype)
 
     return te.compute(tuple(out_shape), body, name="qlinear_add", tag=ELEMWISE)
+
+
+def dequantized_add(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    lhs_table: te.Tensor | None,
+    rhs_table: te.Tensor | None,
+    *,
+    out_shape: Sequence[int],
+    scale: float,
+    zero_point: int,
+    out_dtype: str,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """A QDQ Add that onnxruntime runs in float (an int8 group, an int32 bias): the two
+    dequantized float32 operands added in float32, then ``QuantizeLinear`` (x / scale,
+    clamped, nearest even, plus zp) into [act_min, act_max]. An operand with a table is
+    int8/uint8 and read through it (its DequantizeLinear, a load that no C compiler can
+    fuse into the add); one without is already float32 (a dequantized constant)."""
+    from aot.ops.int8 import broadcast_load
+
+    lo, hi = RANGES[out_dtype]
+    lo, hi = max(lo, act_min), min(hi, act_max)
+
+    def operand(t: te.Tensor, table: te.Tensor | None, idx: Sequence[Expr]) -> Expr:
+        value = broadcast_load(t, idx)
+        return value if table is None else table[_byte(value)]
+
+    def body(*idx: Expr) -> Expr:
+        total = operand(lhs, lhs_table, idx) + operand(rhs, rhs_table, idx)
+        quotient = total / f32(scale)
+        bounded = tirx.max(
+            tirx.min(quotient, f32(float(hi - zero_point))), f32(float(lo - zero_point))
+        )
+        return (round_half_even_expr(bounded) + c32(zero_point)).astype(out_dtype)
+
+    return te.compute(tuple(out_shape), body, name="dequantized_add", tag=ELEMWISE)
 
 
 def qlinear_mul(
@@ -329,14 +372,26 @@ def qlinear_mul(
     out_dtype: str,
 ) -> te.Tensor:
     """MLAS ``MlasQLinearMulKernel`` (SSE2, the x86 path) with numpy broadcasting:
-    float(a - zp_a) * float(b - zp_b) (exact) * ratio, rounded to nearest even, plus zp,
-    saturated; ``ratio`` is float32 a_scale * b_scale / y_scale."""
+    f32(float(a - zp_a) * float(b - zp_b) (exact) * ratio), plus zp in float32, rounded
+    to nearest even (so a .5 tie goes to the even neighbour of the sum, not of the
+    product), saturated; ``ratio`` is float32 a_scale * b_scale / y_scale.
+
+    The product is clamped to one step past the output range before the zero point is
+    added (values beyond saturate either way), so no C compiler can fuse the multiply
+    into that add."""
     from aot.ops.int8 import broadcast_load
+
+    lo, hi = RANGES[out_dtype]
 
     def body(*idx: Expr) -> Expr:
         a = _wide(broadcast_load(lhs, idx), lhs_zp)
         b = _wide(broadcast_load(rhs, idx), rhs_zp)
-        return requantize_float_expr(a * b, f32(ratio), output_zp, out_dtype)
+        product = (a * b).astype("float32") * f32(ratio)
+        top, bottom = float(hi - output_zp + 1), float(lo - output_zp - 1)
+        bounded = tirx.max(tirx.min(product, f32(top)), f32(bottom))
+        shifted = bounded + f32(float(output_zp))
+        clamped = tirx.max(tirx.min(shifted, f32(float(hi))), f32(float(lo)))
+        return round_half_even_expr(clamped).astype(out_dtype)
 
     return te.compute(tuple(out_shape), body, name="qlinear_mul", tag=ELEMWISE)
 
@@ -504,6 +559,7 @@ def dequantize_linear(data: te.Tensor, *, scale: float, zero_point: int) -> te.T
 __all__ = [
     "conv_integer2d",
     "dequantize_linear",
+    "dequantized_add",
     "lookup_table",
     "max_pool2d",
     "qlinear_add",
