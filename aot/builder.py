@@ -72,6 +72,20 @@ def section_sizes(elf: Path) -> tuple[dict[str, int], dict[str, int]]:
     return sections, reserved
 
 
+class MemoryOverflowError(PlanningError):
+    """The linker found a memory too small. Only the caller knows what was placed there
+    (aot.planning.memory_map.MemoryMap.link_overflow_message says it with the option that
+    moves it), so the message here names the memory and no option that may not help."""
+
+    def __init__(self, memory: str, over: int) -> None:
+        super().__init__(
+            f"the firmware does not fit memory '{memory}' of the board: {over} bytes over at "
+            "link time"
+        )
+        self.memory = memory
+        self.over = over
+
+
 def run_make(project_dir: Path) -> tuple[str, ...]:
     """Run make in ``project_dir``; a failure raises one line with the compiler's words,
     and a linker region overflow a PlanningError naming the memory."""
@@ -80,10 +94,7 @@ def run_make(project_dir: Path) -> tuple[str, ...]:
         overflow = re.search(r"region [`'](\w+)' overflowed by (\d+) bytes", result.stderr)
         if overflow:
             region, over = overflow.groups()
-            raise PlanningError(
-                f"the firmware does not fit memory '{region}' of the board: {over} bytes over; "
-                "use smaller pools (--pool), a smaller model or a board with more memory"
-            )
+            raise MemoryOverflowError(region, int(over))
         output = (result.stderr or result.stdout).strip().splitlines()
         first_error = next((line for line in output if "error" in line.lower()), None)
         detail = first_error or (output[-1] if output else "no output")

@@ -124,6 +124,7 @@ def compile_model(
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
     from aot.partition import partition
+    from aot.planning.memory_map import constants_section_bytes
     from aot.planning.schedule import schedule
 
     def report(message: str) -> None:
@@ -262,6 +263,14 @@ def compile_model(
         ],
         "constants": {
             "bytes": generated.constants_bytes,
+            # With each array's alignment: what the section takes in its memory.
+            "section_bytes": constants_section_bytes(
+                (
+                    max(1, t.size_bytes),
+                    max(options.constants_alignment, t.alignment),
+                )
+                for t in lowered.tensors_of(CONSTANT)
+            ),
             "count": len(lowered.tensors_of(CONSTANT)),
             "section": f".rodata.aot.{options.name}.constants",
             "alignment": options.constants_alignment,

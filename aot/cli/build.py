@@ -116,8 +116,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--constants-memory",
         metavar="REGION",
-        help="board memory for the weights (default: the board's first memory that may hold "
-        "constants, usually flash); e.g. a faster RAM when they fit",
+        help="board memory for the weights (default: the first memory in the board's order, "
+        "fast first, that may hold constants and has room for them; 'aot boards NAME' lists "
+        "them); e.g. a faster RAM when they fit",
     )
     parser.add_argument(
         "--io-in-pool",
@@ -165,30 +166,28 @@ def check_cross_compiler(board: Board, args: argparse.Namespace) -> None:
         arm_gcc()
 
 
-def constants_memory(board: Board, requested: str | None, constants_bytes: int) -> str | None:
-    """The board memory holding the constants; checked to exist, allow them and fit."""
-    from aot.errors import ConfigError, PlanningError
+def constants_memory(
+    board: Board,
+    requested: str | None,
+    metadata: dict[str, Any],
+    planned: str,
+    accelerators: list[str],
+) -> str | None:
+    """The board memory holding the constants: ``requested`` (checked to allow them),
+    else the first in the board's order where they fit beside what else goes there
+    (aot/planning/memory_map.py); then everything aot placed is checked against its
+    memory, so a layout that cannot link fails before the firmware is compiled."""
+    from aot.planning.memory_map import MemoryMap
 
-    if board.is_host:
+    if board.is_host or not board.memories:
         if requested:
             raise ConfigError("--constants-memory needs a board with a memory map, not host")
         return None
-    if requested is None:
-        region = board.default_region("constants")
-    else:
-        region = board.region(requested)
-        if not region.may_hold("constants"):
-            raise ConfigError(
-                f"memory '{region.name}' of board '{board.name}' may not hold constants; "
-                f"it holds {', '.join(region.holds)}"
-            )
-    if constants_bytes > region.size:
-        raise PlanningError(
-            f"the model's constants ({constants_bytes} bytes) do not fit memory "
-            f"'{region.name}' ({region.size} bytes): {constants_bytes - region.size} bytes "
-            "over; choose another --constants-memory or a board with more memory"
-        )
-    return region.name
+    memory_map = MemoryMap.for_build(board, accelerators)
+    metadata["constants"]["memory"] = planned
+    metadata["constants"]["memory"] = memory_map.place_constants(metadata, requested)
+    memory_map.check_capacity(metadata)
+    return metadata["constants"]["memory"]
 
 
 def check_pools_on_board(pools: tuple[PoolSpec, ...], board: Board) -> tuple[PoolSpec, ...]:
@@ -252,13 +251,14 @@ def defaults_for_accelerators(
     *,
     defaulted: bool,
 ) -> tuple[tuple[PoolSpec, ...], str | None]:
-    """When the user left the memory layout to aot (``defaulted``: no --pool, --pool-file
-    or --constants-memory), choose it so that ``--accelerator`` alone plans: an
-    accelerator that reaches none of the board's default pools gets a pool in the first
-    memory it reaches that may hold workspace, and the constants go to the first memory
-    that may hold them and every accelerator reaches (weights an NPU reads must sit where
-    it reads them). A layout the user gave is kept, and what it leaves out of reach is an
-    error (or copies with --allow-copies)."""
+    """When the user left the pools to aot (``defaulted``: no --pool or --pool-file),
+    choose them so that ``--accelerator`` alone plans: an accelerator that reaches none
+    of the board's default pools gets a pool in the first memory it reaches that may hold
+    workspace, and, without --constants-memory, the constants go to the first memory that
+    may hold them and every accelerator reaches (weights an NPU reads must sit where it
+    reads them). A layout the user gave is kept, and what it leaves out of reach is an
+    error (or copies with --allow-copies); --constants-memory alone keeps the NPU's pool,
+    so moving the weights out of a full NPU memory is that option and --allow-copies."""
     from aot.backends import CPU_TARGET, get_backend
 
     if board.is_host or not board.memories:
@@ -268,7 +268,7 @@ def defaults_for_accelerators(
         for name in accelerators
         if get_backend(name).target != CPU_TARGET
     }
-    if not reaches or not defaulted or constants is not None:
+    if not reaches or not defaulted:
         return pools, constants
     for memories in reaches.values():
         if any(p.name in memories for p in pools):
@@ -283,7 +283,8 @@ def defaults_for_accelerators(
         for m in board.memories
         if m.may_hold("constants") and all(m.name in ms for ms in reaches.values())
     ]
-    constants = shared[0] if shared else None
+    if constants is None:
+        constants = shared[0] if shared else None
     return pools, constants
 
 
@@ -352,7 +353,7 @@ def backend_options(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
-    from aot.builder import build_project
+    from aot.builder import MemoryOverflowError, build_project
     from aot.compiler import (
         CompileOptions,
         compile_model,
@@ -360,6 +361,7 @@ def run(args: argparse.Namespace) -> int:
         model_name_from_path,
         pools_from_args,
     )
+    from aot.errors import PlanningError
     from aot.library import staged_output, write_metadata
     from aot.project import generate_project, project_build_command
 
@@ -380,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
         board,
         args.accelerator,
         args.constants_memory,
-        defaulted=not (args.pool or args.pool_file or args.constants_memory),
+        defaulted=not (args.pool or args.pool_file),
     )
     pools, constants_targets, constants_region = reach_on_board(
         pools, board, args.accelerator, args.constants_memory
@@ -409,14 +411,22 @@ def run(args: argparse.Namespace) -> int:
         metadata = dict(compiled.metadata)
         metadata["board"] = board.name
         metadata["constants"]["memory"] = constants_memory(
-            board, args.constants_memory, metadata["constants"]["bytes"]
+            board, args.constants_memory, metadata, constants_region, args.accelerator
         )
         progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
         project = generate_project(staging, metadata, board, args.template)
         metadata["project"] = project.to_json()
         if not args.no_build and project.built_by_aot:
             progress("compiling the project")
-            result = build_project(staging, metadata["project"], shown_as=output)
+            try:
+                result = build_project(staging, metadata["project"], shown_as=output)
+            except MemoryOverflowError as err:
+                from aot.planning.memory_map import MemoryMap
+
+                memory_map = MemoryMap.for_build(board, args.accelerator)
+                raise PlanningError(
+                    memory_map.link_overflow_message(err.memory, err.over, metadata)
+                ) from err
             metadata["build"] = result.to_json()
         write_metadata(staging, metadata)
         # The plan's picture, the same one 'aot inspect' draws, from the metadata just written.

@@ -48,18 +48,29 @@ def region_demand(board: Board, needs: ModelNeeds) -> dict[str, int]:
     (aot.project.cmsis.section_placements and aot.linker.render_linker_script): code and
     constants in their default regions, the single default pool in the default workspace
     region, .data/.bss (I/O arena, frame buffers) and heap in the data region, the stack
-    in the stack region."""
+    in the stack region. The constants go to the first region that may hold them and
+    has room beside the pool and the I/O arena placed there (aot/planning/memory_map.py,
+    which knows no code size before the link), else to the default one."""
     demand: dict[str, int] = {}
+    placed: dict[str, int] = {}  # what aot itself places, as the plan-time check counts
 
-    def add(kind: str, size: int) -> None:
-        region = board.default_region(kind).name
+    def add(kind: str, size: int, region: str | None = None, by_aot: bool = False) -> None:
+        region = region or board.default_region(kind).name
         demand[region] = demand.get(region, 0) + size
+        if by_aot:
+            placed[region] = placed.get(region, 0) + size
 
     add("code", CODE_ALLOWANCE)
-    add("constants", needs.constants_bytes)
-    add("workspace", needs.workspace_bytes)
-    add("data", needs.io_bytes + RUNTIME_RAM_ALLOWANCE + DEFAULT_HEAP_SIZE)
+    add("workspace", needs.workspace_bytes, by_aot=True)
+    add("data", needs.io_bytes, by_aot=True)
+    add("data", RUNTIME_RAM_ALLOWANCE + DEFAULT_HEAP_SIZE)
     add("stack", DEFAULT_STACK_SIZE)
+    fits = [
+        m.name
+        for m in board.memories
+        if m.may_hold("constants") and placed.get(m.name, 0) + needs.constants_bytes <= m.size
+    ]
+    add("constants", needs.constants_bytes, fits[0] if fits else None)
     return demand
 
 

@@ -33,6 +33,7 @@ from emulator_helpers import (
 
 from aot.boards import load_board
 from aot.errors import AotError, PlanningError, ToolchainError
+from aot.sizes import parse_size
 from aot.testing import run_tflite_reference
 from aot.testing.harness import build, random_inputs, run_many
 
@@ -70,14 +71,15 @@ def test_reference_output_is_exact_on_board(board_name, model, firmware, model_n
 
 def shrunken_board(board_name: str, kind: str, size: int, folder: Path) -> str:
     """Write a copy of the board whose default ``kind`` region has ``size`` bytes into
-    ``folder`` (to be put on AOT_BOARDS_PATH); return its name."""
+    ``folder`` (to be put on AOT_BOARDS_PATH); return its name. For constants every
+    memory that may hold them shrinks: they would move to the next one with room."""
     board = load_board(board_name)
     assert board.path is not None
     data = yaml.safe_load(board.path.read_text())
     region = board.default_region(kind).name
     for memory in data["memories"]:
-        if memory["name"] == region:
-            memory["size"] = size
+        if memory["name"] == region or (kind == "constants" and kind in memory["holds"]):
+            memory["size"] = min(size, parse_size(memory["size"]))
     data["name"] = f"{board_name}_small_{kind}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{data['name']}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
@@ -93,9 +95,10 @@ def shrunken_board(board_name: str, kind: str, size: int, folder: Path) -> str:
 def test_model_too_large_for_a_memory_fails_naming_it(
     board_name, kind, size, model_needs, tmp_path, monkeypatch
 ) -> None:
-    """vww (232 KB constants, 54 KB workspace) on a board whose constants region is
-    128 KB (the linker overflows) or whose workspace region is 32 KB (the planner
-    refuses the pool): a PlanningError naming that memory, and nothing left behind."""
+    """vww (232 KB constants, 54 KB workspace) on a board whose constants regions are
+    128 KB (the plan-time capacity check refuses them) or whose workspace region is 32 KB
+    (the planner refuses the pool): a PlanningError naming that memory, and nothing left
+    behind."""
     monkeypatch.setenv("AOT_BOARDS_PATH", str(tmp_path / "boards"))
     small = shrunken_board(board_name, kind, size, tmp_path / "boards")
     region = load_board(small).default_region(kind).name

@@ -1,0 +1,226 @@
+"""The board's memories as the planner sees them: what each may hold, in the board's order
+of preference (fast first: the order of ``memories:`` in its YAML), and what a build puts
+in each, so that a layout the linker would refuse fails at plan time, naming the memory,
+what went there with its size and the option that fixes it.
+
+Only what aot places is known before the firmware is compiled: the constants section,
+each workspace pool (with the staging buffers of ``--allow-copies`` in it) and the
+caller's inputs and outputs. The code, the C runtime's own data, the stack and the heap
+are only measured by the linker; when they are what overflows, ``link_overflow_message``
+says which of aot's placements in that memory can move (docs/memory_planning.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from aot.boards import Board, MemoryRegion
+from aot.errors import ConfigError, PlanningError
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One thing aot puts in a memory: what it is, in the words of a message, and bytes."""
+
+    what: str  # "constants", "pool 'dtcm'", "inputs and outputs"
+    size: int
+
+
+def constants_section_bytes(sizes_and_alignments: Iterable[tuple[int, int]]) -> int:
+    """The constants section's size: each array starts aligned, as the C file declares it
+    (``AOT_ALIGNED``), one after the other."""
+    offset = 0
+    for size, alignment in sizes_and_alignments:
+        offset = -(-offset // alignment) * alignment + size
+    return offset
+
+
+@dataclass(frozen=True)
+class MemoryMap:
+    """A board's memories and who reaches them: ``reaches`` maps each accelerator target
+    to the memories it reads and writes (the board's ``accelerators:``); the CPU reaches
+    every memory."""
+
+    board: Board
+    reaches: Mapping[str, Sequence[str]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def for_build(cls, board: Board, accelerators: Sequence[str]) -> MemoryMap:
+        """The map for a build with these ``--accelerator`` backends."""
+        from aot.backends import CPU_TARGET, get_backend
+
+        reaches = {}
+        for name in accelerators:
+            target = get_backend(name).target
+            if target != CPU_TARGET:
+                reaches[target] = board.accelerator(name).memories
+        return cls(board, MappingProxyType(reaches))
+
+    def holding(self, kind: str) -> tuple[MemoryRegion, ...]:
+        """The memories that may hold ``kind``, in the board's order of preference."""
+        return tuple(m for m in self.board.memories if m.may_hold(kind))
+
+    def reached_by(self, memory: str) -> frozenset[str]:
+        from aot.planning.pools_file import targets_reaching
+
+        return frozenset(targets_reaching(memory, self.reaches))
+
+    def pool_memory(self, pool: str) -> MemoryRegion:
+        """The memory a pool lives in: the one it is named after, else the board's default
+        workspace memory (a generic ``workspace`` pool, operator state)."""
+        names = {m.name for m in self.board.memories}
+        return self.board.region(pool) if pool in names else self.board.default_region("workspace")
+
+    def constants_choices(self, preferred: str) -> tuple[MemoryRegion, ...]:
+        """Where the constants may go when the user did not say (no --constants-memory):
+        the memories that may hold them, fast first, reached by exactly what reaches
+        ``preferred`` (the memory the model was planned with), so the plan stays valid
+        wherever they land."""
+        reach = self.reached_by(preferred)
+        return tuple(m for m in self.holding("constants") if self.reached_by(m.name) == reach)
+
+    def placed(self, metadata: Mapping[str, Any]) -> dict[str, list[Placed]]:
+        """Memory name -> what aot puts there, from a compiled model's metadata."""
+        placed: dict[str, list[Placed]] = {m.name: [] for m in self.board.memories}
+        constants = metadata["constants"]
+        if constants.get("memory"):
+            size = constants.get("section_bytes", constants["bytes"])
+            placed[constants["memory"]].append(Placed("constants", size))
+        for pool in metadata["memory"]["pools"]:
+            if pool["used_bytes"]:
+                memory = self.pool_memory(pool["name"]).name
+                placed[memory].append(Placed(f"pool '{pool['name']}'", pool["used_bytes"]))
+        if not metadata["memory"].get("io_in_pool"):
+            # The application's I/O arena, in .bss of the data memory (aot/project).
+            from aot.project import io_arena_bytes
+
+            data = self.board.default_region("data").name
+            placed[data].append(Placed("inputs and outputs", io_arena_bytes(metadata)))
+        return placed
+
+    def place_constants(self, metadata: Mapping[str, Any], requested: str | None) -> str:
+        """The memory for the constants: ``requested`` (--constants-memory) if given, else
+        the first of ``constants_choices`` where they fit beside what else is placed
+        there (the memory the model was planned with when they fit nowhere: the capacity
+        check then names it)."""
+        planned = metadata["constants"].get("memory") or self.board.default_region("constants").name
+        if requested is not None:
+            region = self.board.region(requested)
+            if not region.may_hold("constants"):
+                raise ConfigError(
+                    f"memory '{region.name}' of board '{self.board.name}' may not hold "
+                    f"constants; it holds {', '.join(region.holds)}"
+                )
+            return region.name
+        without = {**metadata["constants"], "memory": None}
+        others = self.placed({**metadata, "constants": without})
+        size = metadata["constants"].get("section_bytes", metadata["constants"]["bytes"])
+        for region in self.constants_choices(planned):
+            if size + sum(p.size for p in others[region.name]) <= region.size:
+                return region.name
+        return planned
+
+    def check_capacity(self, metadata: Mapping[str, Any]) -> None:
+        """Fail when what the plan puts in a memory exceeds it, before the firmware is
+        compiled."""
+        placed = self.placed(metadata)
+        for region in self.board.memories:
+            total = sum(p.size for p in placed[region.name])
+            if total > region.size:
+                raise PlanningError(self._overflow(region, placed, metadata, total))
+
+    def _overflow(
+        self,
+        region: MemoryRegion,
+        placed: Mapping[str, list[Placed]],
+        metadata: Mapping[str, Any],
+        total: int,
+    ) -> str:
+        parts = " + ".join(f"{p.what} {p.size} B" for p in placed[region.name])
+        if len(placed[region.name]) > 1:
+            parts += f" = {total} B"
+        return (
+            f"memory '{region.name}' of board '{self.board.name}' ({region.size} bytes) cannot "
+            f"hold what the plan puts in it: {parts}, {total - region.size} bytes "
+            f"over; {self._advice(region, placed, metadata, total - region.size)}"
+        )
+
+    def _advice(
+        self,
+        region: MemoryRegion,
+        placed: Mapping[str, list[Placed]],
+        metadata: Mapping[str, Any],
+        over: int,
+    ) -> str:
+        """The options that can fix an overflow of ``region``: move the constants (with
+        copies when a reader of them cannot reach their new memory), give a pool less
+        room; never one that cannot help."""
+        here = {p.what: p.size for p in placed[region.name]}
+        advice = []
+        constants = here.get("constants")
+        if constants is not None:
+            target = self._constants_elsewhere(region, placed, constants)
+            if target is not None:
+                readers = {op["target"] for op in metadata["operators"]}
+                far = sorted(readers - self.reached_by(target.name))
+                copies = far and not metadata["memory"].get("allow_copies")
+                advice.append(
+                    f"move the constants with --constants-memory {target.name}"
+                    + (f" --allow-copies ({', '.join(far)} cannot reach it)" if copies else "")
+                )
+        for what, size in here.items():
+            if what.startswith("pool ") and size > over:
+                pool = what.split("'")[1]
+                room = (size - over) // 1024
+                if room:
+                    # --pool replaces the default pools: the user lists them all.
+                    advice.append(
+                        f"give {what} at most {room}K (--pool {pool}:{room}K with the other "
+                        "pools"
+                        + ("" if metadata["memory"].get("allow_copies") else ", and --allow-copies")
+                        + ")"
+                    )
+        if not advice:
+            return "use a smaller model or a board with more memory"
+        return "; or ".join(advice)
+
+    def _constants_elsewhere(
+        self, region: MemoryRegion, placed: Mapping[str, list[Placed]], size: int
+    ) -> MemoryRegion | None:
+        """The first other memory (fast first) where the constants fit beside what is
+        already placed there."""
+        for other in self.holding("constants"):
+            if other.name == region.name:
+                continue
+            if size + sum(p.size for p in placed[other.name]) <= other.size:
+                return other
+        return None
+
+    def link_overflow_message(self, memory: str, over: int, metadata: Mapping[str, Any]) -> str:
+        """The linker's ``region 'X' overflowed by N bytes``, in aot's words: what aot put
+        in that memory and the option that moves it; the rest (code, runtime data, stack)
+        is the linker's measure, which only a smaller model or a larger memory changes."""
+        region = self.board.region(memory)
+        placed = self.placed(metadata)
+        here = placed.get(region.name, [])
+        kinds = [k for k in ("code", "data", "stack") if region.may_hold(k)]
+        own = {"code": "the code", "data": "the runtime's data", "stack": "the stack"}
+        holds = ", ".join([*(own[k] for k in kinds if self._lands(k, region)),
+                           *(f"{p.what} {p.size} B" for p in here)])  # fmt: skip
+        advice = (
+            self._advice(region, placed, metadata, over)
+            if here
+            else "use a smaller model or a board with more memory"
+        )
+        return (
+            f"the firmware does not fit memory '{region.name}' of board '{self.board.name}' "
+            f"({region.size} bytes): {over} bytes over at link time; it holds "
+            f"{holds or 'nothing aot placed'}; {advice}"
+        )
+
+    def _lands(self, kind: str, region: MemoryRegion) -> bool:
+        """Whether the board's linker script puts the ``kind`` sections it owns there."""
+        return self.board.default_region(kind).name == region.name

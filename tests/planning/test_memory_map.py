@@ -1,0 +1,141 @@
+"""The board's memory order and the capacity check of aot/planning/memory_map.py.
+
+The metadata here is what ``aot build`` writes (constants, pools with the bytes the plan
+used, inputs and outputs, operators with their targets), reduced to the fields the map
+reads; tests/example_npu/test_shared_region.py runs the same check on real builds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from aot.boards import load_board
+from aot.errors import ConfigError, PlanningError
+from aot.planning.memory_map import MemoryMap, Placed, constants_section_bytes
+
+pytestmark = pytest.mark.unit
+
+AN547 = load_board("mps3_an547")
+K = 1024
+
+
+def metadata(
+    constants: int,
+    pools: dict[str, int],
+    memory: str | None = None,
+    *,
+    targets: tuple[str, ...] = ("cpu",),
+    allow_copies: bool = False,
+) -> dict[str, Any]:
+    return {
+        "constants": {"bytes": constants, "section_bytes": constants, "memory": memory},
+        "memory": {
+            "pools": [{"name": n, "size_limit": None, "used_bytes": b} for n, b in pools.items()],
+            "io_in_pool": False,
+            "allow_copies": allow_copies,
+        },
+        "inputs": [{"size_bytes": 27648}],  # 96x96x3 int8
+        "outputs": [{"size_bytes": 1000}],
+        "operators": [{"target": t} for t in targets],
+    }
+
+
+def test_section_bytes_align_every_array() -> None:
+    assert constants_section_bytes([(3, 16), (5, 16), (16, 4), (1, 64)]) == 65
+    assert constants_section_bytes([]) == 0
+
+
+def test_memories_in_board_order_by_what_they_may_hold() -> None:
+    memory_map = MemoryMap(AN547)
+    assert [m.name for m in memory_map.holding("constants")] == ["itcm", "sram", "qspi", "ddr"]
+    assert [m.name for m in memory_map.holding("workspace")] == ["dtcm", "sram", "isram", "ddr"]
+    assert [m.name for m in memory_map.holding("code")] == ["itcm", "sram"]
+
+
+def test_constants_go_to_the_first_memory_where_they_fit() -> None:
+    memory_map = MemoryMap(AN547)
+    assert memory_map.place_constants(metadata(100 * K, {"dtcm": 64 * K}, "itcm"), None) == "itcm"
+    # MobileNetV2 0.35's 1.7 MB: past the 512 KiB ITCM, into the 2 MiB SRAM.
+    big = metadata(1_782_864, {"dtcm": 138_240}, "itcm")
+    assert memory_map.place_constants(big, None) == "sram"
+    # A pool in the SRAM leaves them too little room there: the QSPI flash is next.
+    shared = metadata(1_782_864, {"dtcm": 64 * K, "sram": 512 * K}, "itcm")
+    assert memory_map.place_constants(shared, None) == "qspi"
+    # --constants-memory is kept, even where they do not fit (the check then says so).
+    assert memory_map.place_constants(big, "itcm") == "itcm"
+    with pytest.raises(ConfigError, match=r"^memory 'dtcm' of board 'mps3_an547' may not hold"):
+        memory_map.place_constants(big, "dtcm")
+
+
+def test_an_accelerator_keeps_the_constants_where_it_reaches() -> None:
+    """The example NPU reaches the SRAM only: the constants may move only among memories
+    the same targets reach, so the plan made for them stays valid."""
+    memory_map = MemoryMap(AN547, {"example_npu": ("sram",)})
+    assert [m.name for m in memory_map.constants_choices("sram")] == ["sram"]
+    assert [m.name for m in memory_map.constants_choices("itcm")] == ["itcm", "qspi", "ddr"]
+
+
+def test_placed_lists_every_section_aot_puts_in_a_memory() -> None:
+    placed = MemoryMap(AN547).placed(metadata(1000, {"dtcm": 2000, "sram": 3000}, "sram"))
+    assert placed["sram"] == [Placed("constants", 1000), Placed("pool 'sram'", 3000)]
+    assert placed["dtcm"] == [Placed("pool 'dtcm'", 2000), Placed("inputs and outputs", 28656)]
+    assert placed["itcm"] == placed["qspi"] == []
+
+
+def test_capacity_error_names_memory_contents_and_the_option() -> None:
+    with pytest.raises(PlanningError) as info:
+        MemoryMap(AN547).check_capacity(metadata(1_782_864, {"dtcm": 138_240}, "itcm"))
+    assert str(info.value) == (
+        "memory 'itcm' of board 'mps3_an547' (524288 bytes) cannot hold what the plan puts "
+        "in it: constants 1782864 B, 1258576 bytes over; move the constants with "
+        "--constants-memory sram"
+    )
+
+
+def test_capacity_error_for_constants_beside_an_npu_pool() -> None:
+    """Constants and the NPU's pool in one 32 KiB PSRAM: moving the constants needs copies
+    for the NPU, which does not reach the other memories; a smaller pool needs them too."""
+    board = load_board("mps2_an386")
+    psram = next(m for m in board.memories if m.name == "psram")
+    from dataclasses import replace
+
+    small = replace(board, memories=tuple(
+        replace(m, size=32 * K) if m is psram else m for m in board.memories
+    ))  # fmt: skip
+    memory_map = MemoryMap(small, {"example_npu": ("psram",)})
+    built = metadata(26672, {"ssram23": 9000, "psram": 24496}, "psram",
+                     targets=("example_npu", "cpu"))  # fmt: skip
+    with pytest.raises(PlanningError) as info:
+        memory_map.check_capacity(built)
+    assert str(info.value) == (
+        "memory 'psram' of board 'mps2_an386' (32768 bytes) cannot hold what the plan puts "
+        "in it: constants 26672 B + pool 'psram' 24496 B = 51168 B, 18400 bytes over; move "
+        "the constants with --constants-memory ssram1 --allow-copies (example_npu cannot "
+        "reach it); or give pool 'psram' at most 5K (--pool psram:5K with the other pools, "
+        "and --allow-copies)"
+    )
+
+
+def test_a_plan_that_fits_passes() -> None:
+    MemoryMap(AN547).check_capacity(metadata(1_782_864, {"dtcm": 138_240}, "sram"))
+
+
+def test_link_overflow_names_what_moves_and_never_pools_that_are_elsewhere() -> None:
+    message = MemoryMap(AN547).link_overflow_message(
+        "itcm", 7624, metadata(500 * K, {"dtcm": 64 * K}, "itcm")
+    )
+    assert message == (
+        "the firmware does not fit memory 'itcm' of board 'mps3_an547' (524288 bytes): 7624 "
+        "bytes over at link time; it holds the code, constants 512000 B; move the constants "
+        "with --constants-memory sram"
+    )
+    assert "--pool" not in message
+    # Nothing of aot's there to move: no option is offered that could not help.
+    code_only = MemoryMap(AN547).link_overflow_message(
+        "itcm", 100, metadata(500 * K, {"dtcm": 64 * K}, "sram")
+    )
+    assert code_only.endswith(
+        "100 bytes over at link time; it holds the code; use a smaller model or a board with "
+        "more memory"
+    )
