@@ -123,6 +123,7 @@ def _fusion_patterns(
     module: Any,
     sources: Sequence[Any] = (),
     failures: list[BaseException] | None = None,
+    yield_to: Sequence[tuple[Backend, OperatorPattern]] = (),
 ) -> list[Any]:
     from tvm import relax
     from tvm.relax.dpl import is_op, wildcard
@@ -142,10 +143,15 @@ def _fusion_patterns(
                 f"{backend.name}.{pattern.name}",
                 call,
                 {"root": call},
-                _check(backend, pattern, module, sources, failures),
+                _check(backend, pattern, module, sources, failures, yield_to),
             )
         )
     return patterns
+
+
+def _patterns_of(backend: Backend) -> list[OperatorPattern]:
+    with backend_hook(backend, "patterns()"):
+        return list(backend.patterns())
 
 
 def _check(
@@ -154,7 +160,11 @@ def _check(
     module: Any,
     sources: Sequence[Any] = (),
     failures: list[BaseException] | None = None,
+    yield_to: Sequence[tuple[Backend, OperatorPattern]] = (),
 ) -> Callable[[Any], bool]:
+    """The FusionPattern check of one pattern. ``yield_to``: the patterns of backends
+    earlier in the priority order that partition in a later pass (``merge_regions``
+    False); an operator one of them claims is left to it."""
     by_index = {op.index: op for op in sources}
     failures = [] if failures is None else failures
 
@@ -162,25 +172,34 @@ def _check(
         root = ctx.annotated_expr["root"]
         # With its source operator, so that a predicate may decide by it (Ethos-U: Vela's).
         info = operator_info(module, root, by_index.get(source_index(root)))
-        if info is None or info.kind not in pattern.kinds:
+        if info is None or failures:
+            return False  # after a failure: it is reported once the pass returns
+        if any(_claims(earlier, p, info, failures) for earlier, p in yield_to):
             return False
-        if pattern.check is None:
-            return True
-        if failures:
-            return False  # the first failure is reported once the pass returns
-        try:
-            return bool(pattern.check(info))
-        except AotError as exc:
-            failures.append(exc)
-        except Exception as exc:
-            # Raised inside TVM's callback it would come back as TVM's RuntimeError: kept
-            # here and raised by _fuse, so the user reads which backend failed.
-            failure = hook_failure(backend.name, f"the predicate of pattern '{pattern.name}'", exc)
-            failure.__cause__ = exc
-            failures.append(failure)
-        return False
+        return _claims(backend, pattern, info, failures)
 
     return check
+
+
+def _claims(
+    backend: Backend, pattern: OperatorPattern, info: OperatorInfo, failures: list[BaseException]
+) -> bool:
+    """Whether ``pattern`` takes ``info``; a predicate's failure is kept in ``failures``."""
+    if info.kind not in pattern.kinds:
+        return False
+    if pattern.check is None:
+        return True
+    try:
+        return bool(pattern.check(info))
+    except AotError as exc:
+        failures.append(exc)
+    except Exception as exc:
+        # Raised inside TVM's callback it would come back as TVM's RuntimeError: kept
+        # here and raised by _fuse, so the user reads which backend failed.
+        failure = hook_failure(backend.name, f"the predicate of pattern '{pattern.name}'", exc)
+        failure.__cause__ = exc
+        failures.append(failure)
+    return False
 
 
 def _fuse(module: Any, patterns: list[Any], failures: list[BaseException], **options: Any) -> Any:
@@ -217,13 +236,18 @@ def partition(
         if passes:
             module = tvm.transform.Sequential(passes)(module)
     before = module
-    merged = [b for b in backends if b.merge_regions]
     failures: list[BaseException] = []  # a predicate's, raised once its pass returns
-    patterns = [
-        p
-        for backend in merged
-        for p in _fusion_patterns(backend, module, imported.sources, failures)
-    ]
+    # Two passes: the merging backends' regions first, then one region per operator for
+    # the others. The --accelerator order holds across them: a merging backend leaves
+    # alone what a non-merging one earlier in the order claims.
+    patterns = []
+    for position, backend in enumerate(backends):
+        if not backend.merge_regions:
+            continue
+        earlier = [
+            (b, p) for b in backends[:position] if not b.merge_regions for p in _patterns_of(b)
+        ]
+        patterns += _fusion_patterns(backend, module, imported.sources, failures, earlier)
     if progress is not None:
         progress(f"partitioning for {', '.join(b.name for b in backends)}")
     if patterns:

@@ -27,6 +27,7 @@ fails-runtime = aot_tinyacc:FailsInRuntime
 fails-report = aot_tinyacc:FailsInReport
 refuses-predicate = aot_tinyacc:RefusesInPredicate
 tinyclash = aot_tinyacc:Clash
+tinysingle = aot_tinyacc:Single
 """
 
 

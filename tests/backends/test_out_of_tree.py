@@ -81,3 +81,26 @@ def test_runs_bit_exact_in_firmware_under_qemu(plugin_env: dict[str, str], tmp_p
     expected = np.load(EXAMPLE.with_suffix(".output.npy"))
     got = np.load(tmp_path / "res" / "output_0.npy")
     np.testing.assert_array_equal(got, expected.reshape(got.shape))
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("order", "winner"),
+    [(("tinysingle", "tinyacc"), "tinysingle"), (("tinyacc", "tinysingle"), "tinyacc")],
+)
+def test_priority_order_holds_for_a_backend_that_does_not_merge(
+    plugin_env: dict[str, str], tmp_path: Path, order: tuple[str, str], winner: str
+) -> None:
+    # Issue 19, point 3: a merge_regions=False backend partitions in a pass of its own
+    # after the merging ones, yet the --accelerator order decides who takes an operator.
+    out = tmp_path / "out"
+    accelerators = [arg for name in order for arg in ("--accelerator", name)]
+    built = run_aot(
+        plugin_env, "build", str(EXAMPLE), "--board", "host", "-o", str(out), "--no-build",
+        "-q", *accelerators,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    metadata = json.loads((out / "metadata.json").read_text())
+    steps = {b["name"]: b["steps"] for b in metadata["backends"]}
+    loser = order[1] if winner == order[0] else order[0]
+    assert steps[winner] == 1 and steps[loser] == 0, steps

@@ -191,3 +191,11 @@ class Clash(TinyAcc):
 
 
 CLASH = Path(__file__).parent / "clash"
+
+
+class Single(TinyAcc):
+    """tinyacc's convolutions, one region per operator (merge_regions False)."""
+
+    name = "tinysingle"
+    description = "test backend: like tinyacc, never merging its regions"
+    merge_regions = False
