@@ -240,6 +240,8 @@ def compile_model(
                     len(step.source) for step in lowered.steps if step.backend == b.name
                 ),
                 **({"report": reports[b.name]} if b.name in reports else {}),
+                # Why the emulator cannot run its steps (aot run refuses from this).
+                **({"emulator_note": b.emulator_note} if b.emulator_note else {}),
             }
             for b in [*backends, lowered.backends["cpu"]]
         ],

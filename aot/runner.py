@@ -52,6 +52,18 @@ class RunReport:
         }
 
 
+def check_emulator_runs(output: Path, metadata: dict[str, Any], board: Board) -> None:
+    """Refuse at once, from metadata, a build whose steps the emulator cannot run (an
+    Ethos-U build under QEMU would start and fail with AOT_ERR_MODEL_KERNEL_FAILED)."""
+    for backend in metadata.get("backends", []):
+        note = backend.get("emulator_note")
+        if note and backend.get("steps"):
+            raise ConfigError(
+                f"{output} runs operators on {backend['name']} and {board.name} is emulated: "
+                + note.replace("{folder}", str(output))
+            )
+
+
 @contextlib.contextmanager
 def connect(
     output: Path,
@@ -71,6 +83,8 @@ def connect(
 
     # The firmware is where the project's build puts it, whether 'aot build' ran the
     # build or the user did (make -C DIR/project, cmake, west build -d ...).
+    if board.emulated:
+        check_emulator_runs(output, metadata, board)
     firmware = firmware_from_metadata(output, metadata)
     if not board.is_host and not board.emulated:
         # A physical board: flash it with its runner, then talk over its serial port.

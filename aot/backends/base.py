@@ -247,6 +247,11 @@ class Backend:
     # False: every claimed operator is a region (a step) of its own, never merged with
     # its neighbours (a kernel library: the planner still plans every tensor).
     merge_regions: ClassVar[bool] = True
+    # None: its firmware runs under aot's emulator (QEMU), as a device model or plain C.
+    # Else why it cannot and what can run it, the end of 'aot run's refusal ("QEMU has no
+    # Ethos-U model; ..."; ``{folder}`` becomes the build folder); recorded in
+    # metadata.json, so that run refuses before QEMU starts.
+    emulator_note: ClassVar[str | None] = None
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: Mapping[str, Any] = dict(options or {})

@@ -161,3 +161,26 @@ def test_weights_in_tcm_are_refused(tmp_path: Path) -> None:
     assert result.returncode != 0
     (line,) = result.stderr.strip().splitlines()
     assert "on ethos_u, which cannot reach the constants memory" in line
+
+
+def test_run_under_qemu_is_refused_from_metadata(tmp_path: Path) -> None:
+    # Issue 19, point 7: QEMU has no Ethos-U model; refused before QEMU starts (no firmware
+    # is needed to say so: --no-build).
+    out = tmp_path / "o"
+    built = aot(
+        "build", str(mlperf_tiny("kws_ref_model")), "--board", "mps3_an547",
+        "--accelerator", "ethos-u55-128", "-o", str(out), "--no-build", "-q",
+        "--pool", "isram:1M:cpu,ethos_u", "--constants-memory", "sram",
+        env=driver_env(),
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    ethos = json.loads((out / "metadata.json").read_text())["backends"][0]
+    assert ethos["name"] == "ethos-u55-128"
+    assert "QEMU has no Ethos-U model" in ethos["emulator_note"]
+    ran = aot("run", str(out), "--fill", "zeros", env={})
+    assert ran.returncode == 2
+    assert ran.stderr.strip().splitlines() == [
+        f"error: {out} runs operators on ethos-u55-128 and mps3_an547 is emulated: QEMU has "
+        f"no Ethos-U model; run it on a board with the NPU ('aot flash {out}', then "
+        f"'aot run {out} --port PORT')"
+    ]

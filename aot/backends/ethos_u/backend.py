@@ -94,6 +94,10 @@ class EthosUBackend(Backend):
     # The compute unit in pool targets (--pool isram:1M:cpu,ethos_u): one NPU per board,
     # whatever its size, and a name the pool grammar accepts (no '-').
     target_name: ClassVar[str | None] = "ethos_u"
+    emulator_note: ClassVar[str | None] = (
+        "QEMU has no Ethos-U model; run it on a board with the NPU ('aot flash {folder}', "
+        "then 'aot run {folder} --port PORT')"
+    )
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
