@@ -140,6 +140,33 @@ def test_an_int8_qdq_add_of_two_activations_is_onnxruntimes_uint8_qlinear_add(tm
     assert_same(run_vm(vm, [a, b]), expected, "int8 QDQ Add, all pairs")
 
 
+@pytest.mark.unit
+def test_an_int8_qdq_add_of_a_constant_is_onnxruntimes_float_add(tmp_path) -> None:
+    """An int8 constant DequantizeLinear beside a pair onnxruntime makes uint8: the types
+    differ, so onnxruntime adds in float32 (so does aot), on all 65536 value pairs; at
+    these scales both QLinearAdd forms give 2 other results."""
+    sa, sb, sy = np.float32(0.09231342), np.float32(0.083548404), np.float32(0.089124426)
+    za, zb, zy = 6, -18, 6
+    zp = lambda v: np.array(v, np.int8)  # noqa: E731
+    constant = np.arange(256, dtype=np.uint8).view(np.int8).reshape(256, 1)
+    inits = {"sa": sa, "za": zp(za), "c": constant, "sb": sb, "zb": zp(zb), "sy": sy,
+             "zy": zp(zy)}  # fmt: skip
+    nodes = [
+        *_qdq_pair("a", "sa", "za"),
+        helper.make_node("DequantizeLinear", ["c", "sb", "zb"], ["c_dq"]),
+        helper.make_node("Add", ["a_dq", "c_dq"], ["s"]), *_qdq_pair("s", "sy", "zy"),
+    ]  # fmt: skip
+    nodes[-1].output[0] = "y"
+    path = make_model(nodes, [("a", "float32", [1, 256])], [("y", "float32", [256, 256])],
+                      inits, tmp_path / "add_const.onnx")  # fmt: skip
+    qa = np.arange(256, dtype=np.uint8).view(np.int8).reshape(1, 256)
+    a = ((qa.astype(np.int32) - za).astype(np.float32) * sa).astype(np.float32)
+    imported, vm = compile_vm(path)
+    assert "dequantized_add" in str(imported.relax_module)
+    expected = ort_session(path).run(None, {"a": a})
+    assert_same(run_vm(vm, [a]), expected, "int8 QDQ Add of a constant, all pairs")
+
+
 def _matmul_add(path: Path, bias_dtype: str, dtype: str = "int8") -> Path:
     """x -> Q -> DQ -> MatMul (constant DQ weight) -> Q -> DQ -> Add (constant DQ bias)
     -> Q -> DQ: a Linear on a [1, tokens, features] input as quantize_static writes it,
