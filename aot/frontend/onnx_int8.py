@@ -893,6 +893,7 @@ def _mul(
     bq: _QParams,
     y: _QParams,
     lo_hi: tuple,
+    offset: int = 0,
 ) -> tuple[Any, _Value]:
     from aot.ops import int8_onnx
 
@@ -905,6 +906,7 @@ def _mul(
     result = imp.emit(
         bb, int8_onnx.qlinear_mul, a.expr, b.expr, name="qlinear_mul", out_shape=shape,
         ratio=ratio, lhs_zp=aq.zp, rhs_zp=bq.zp, output_zp=y.zp, out_dtype=y.dtype,
+        offset=offset,
     )  # fmt: skip
     return result, _Value(result, shape, y.dtype, y.s, y.zp)
 
@@ -1354,6 +1356,12 @@ def _qdq_add(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> t
     QLinearAdd runs on the uint8 values); otherwise, and always for an int32
     DequantizeLinear (a MatMul + Add's bias), it runs DequantizeLinear, a float32 Add
     and QuantizeLinear (docs/int8.md)."""
+    return _qdq_binary(imp, bb, node, y, lo_hi, _add, "add")
+
+
+def _qdq_binary(
+    imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple, fused: Callable, op: str
+) -> tuple:
     (a, aq), (b, bq) = imp.dq_operand(node.input[0]), imp.dq_operand(node.input[1])
     constant = [isinstance(v, np.ndarray) for v in (a, b)]
     if all(constant):
@@ -1361,26 +1369,27 @@ def _qdq_add(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> t
     types = {imp.onnxruntime_dtype(name, q) for name, q in zip(node.input[:2], (aq, bq))}
     output = "uint8" if imp.group_output in imp.uint8_pairs else y.dtype
     if types != {output} or lo_hi != (None, None):
-        return _float_add(imp, bb, (a, aq), (b, bq), y, lo_hi)
+        return _float_binary(imp, bb, (a, aq), (b, bq), y, lo_hi, op)
     a = imp.constant_value(a, node.input[0]) if constant[0] else a
     b = imp.constant_value(b, node.input[1]) if constant[1] else b
     imp.per_tensor(aq, f"input '{node.input[0]}'")
     imp.per_tensor(bq, f"input '{node.input[1]}'")
-    return _add(imp, bb, a, aq, b, bq, y, lo_hi, offset=128 if output != y.dtype else 0)
+    return fused(imp, bb, a, aq, b, bq, y, lo_hi, offset=128 if output != y.dtype else 0)
 
 
-def _float_add(
+def _float_binary(
     imp: _Importer,
     bb: Any,
     lhs: tuple[_Value | np.ndarray, _QParams],
     rhs: tuple[_Value | np.ndarray, _QParams],
     y: _QParams,
     lo_hi: tuple,
+    op: str,
 ) -> tuple[Any, _Value]:
-    """QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)) in float32, as onnxruntime
-    runs an Add its optimizer does not fuse. A computed operand is dequantized through a
-    256-entry float table (a load: no C compiler can fuse its product into the add), a
-    constant one at import time."""
+    """QuantizeLinear(DequantizeLinear(a) op DequantizeLinear(b)) in float32, as
+    onnxruntime runs an Add or Mul its optimizer does not fuse. A computed operand is
+    dequantized through a 256-entry float table (a load: no C compiler can fuse its
+    product into the add), a constant one at import time."""
     from tvm import relax
 
     from aot.ops import int8_onnx
@@ -1416,8 +1425,9 @@ def _float_add(
             f"inputs {list(shapes[0])} and {list(shapes[1])} do not broadcast"
         ) from None
     lo, hi = _clamp(y, lo_hi)
+    kernel = int8_onnx.dequantized_add if op == "add" else int8_onnx.dequantized_mul
     result = imp.emit(
-        bb, int8_onnx.dequantized_add, *tensors, *tables, name="dequantized_add",
+        bb, kernel, *tensors, *tables, name=f"dequantized_{op}",
         out_shape=shape, scale=y.s, zero_point=y.zp, out_dtype=y.dtype, act_min=lo, act_max=hi,
     )  # fmt: skip
     return result, _Value(result, shape, y.dtype, y.s, y.zp)
@@ -1444,9 +1454,8 @@ def _qdq_data_movement(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: t
 
 
 def _qdq_mul(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:
-    a, aq = imp.dq_input(node.input[0])
-    b, bq = imp.dq_input(node.input[1])
-    return _mul(imp, bb, a, aq, b, bq, y, lo_hi)
+    """As ``_qdq_add``: QLinearMul where onnxruntime fuses it, else its float32 Mul."""
+    return _qdq_binary(imp, bb, node, y, lo_hi, _mul, "mul")
 
 
 def _qdq_average_pool(imp: _Importer, bb: Any, node: Any, y: _QParams, lo_hi: tuple) -> tuple:

@@ -340,6 +340,47 @@ def dequantized_add(
     clamped, nearest even, plus zp) into [act_min, act_max]. An operand with a table is
     int8/uint8 and read through it (its DequantizeLinear, a load that no C compiler can
     fuse into the add); one without is already float32 (a dequantized constant)."""
+    return _dequantized_binary(
+        lhs, rhs, lhs_table, rhs_table, lambda a, b: a + b, "dequantized_add", out_shape,
+        scale, zero_point, out_dtype, act_min, act_max,
+    )  # fmt: skip
+
+
+def dequantized_mul(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    lhs_table: te.Tensor | None,
+    rhs_table: te.Tensor | None,
+    *,
+    out_shape: Sequence[int],
+    scale: float,
+    zero_point: int,
+    out_dtype: str,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """:func:`dequantized_add` for a QDQ Mul onnxruntime runs in float: the float32
+    product of the dequantized operands (it feeds a division, which no compiler fuses)."""
+    return _dequantized_binary(
+        lhs, rhs, lhs_table, rhs_table, lambda a, b: a * b, "dequantized_mul", out_shape,
+        scale, zero_point, out_dtype, act_min, act_max,
+    )  # fmt: skip
+
+
+def _dequantized_binary(
+    lhs: te.Tensor,
+    rhs: te.Tensor,
+    lhs_table: te.Tensor | None,
+    rhs_table: te.Tensor | None,
+    combine: Any,
+    name: str,
+    out_shape: Sequence[int],
+    scale: float,
+    zero_point: int,
+    out_dtype: str,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
     from aot.ops.int8 import broadcast_load
 
     lo, hi = RANGES[out_dtype]
@@ -350,14 +391,14 @@ def dequantized_add(
         return value if table is None else table[_byte(value)]
 
     def body(*idx: Expr) -> Expr:
-        total = operand(lhs, lhs_table, idx) + operand(rhs, rhs_table, idx)
+        total = combine(operand(lhs, lhs_table, idx), operand(rhs, rhs_table, idx))
         quotient = total / f32(scale)
         bounded = tirx.max(
             tirx.min(quotient, f32(float(hi - zero_point))), f32(float(lo - zero_point))
         )
         return (round_half_even_expr(bounded) + c32(zero_point)).astype(out_dtype)
 
-    return te.compute(tuple(out_shape), body, name="dequantized_add", tag=ELEMWISE)
+    return te.compute(tuple(out_shape), body, name=name, tag=ELEMWISE)
 
 
 def qlinear_mul(
@@ -370,6 +411,7 @@ def qlinear_mul(
     rhs_zp: int,
     output_zp: int,
     out_dtype: str,
+    offset: int = 0,
 ) -> te.Tensor:
     """MLAS ``MlasQLinearMulKernel`` (SSE2, the x86 path) with numpy broadcasting:
     f32(float(a - zp_a) * float(b - zp_b) (exact) * ratio), plus zp in float32, rounded
@@ -378,20 +420,23 @@ def qlinear_mul(
 
     The product is clamped to one step past the output range before the zero point is
     added (values beyond saturate either way), so no C compiler can fuse the multiply
-    into that add."""
+    into that add. ``offset`` 128 computes an int8 operator as onnxruntime does on its
+    uint8 form (zero points + 128): the zero point added in float32 is then 128 more."""
     from aot.ops.int8 import broadcast_load
 
     lo, hi = RANGES[out_dtype]
+    lo, hi, zp = lo + offset, hi + offset, output_zp + offset
 
     def body(*idx: Expr) -> Expr:
         a = _wide(broadcast_load(lhs, idx), lhs_zp)
         b = _wide(broadcast_load(rhs, idx), rhs_zp)
         product = (a * b).astype("float32") * f32(ratio)
-        top, bottom = float(hi - output_zp + 1), float(lo - output_zp - 1)
+        top, bottom = float(hi - zp + 1), float(lo - zp - 1)
         bounded = tirx.max(tirx.min(product, f32(top)), f32(bottom))
-        shifted = bounded + f32(float(output_zp))
+        shifted = bounded + f32(float(zp))
         clamped = tirx.max(tirx.min(shifted, f32(float(hi))), f32(float(lo)))
-        return round_half_even_expr(clamped).astype(out_dtype)
+        rounded = round_half_even_expr(clamped)
+        return (rounded - c32(offset) if offset else rounded).astype(out_dtype)
 
     return te.compute(tuple(out_shape), body, name="qlinear_mul", tag=ELEMWISE)
 
@@ -560,6 +605,7 @@ __all__ = [
     "conv_integer2d",
     "dequantize_linear",
     "dequantized_add",
+    "dequantized_mul",
     "lookup_table",
     "max_pool2d",
     "qlinear_add",

@@ -167,6 +167,39 @@ def test_an_int8_qdq_add_of_a_constant_is_onnxruntimes_float_add(tmp_path) -> No
     assert_same(run_vm(vm, [a]), expected, "int8 QDQ Add of a constant, all pairs")
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize("second", ["pair", "constant"])
+def test_an_int8_qdq_mul_follows_onnxruntimes_fusion(second: str, tmp_path) -> None:
+    """Mul as Add: two pairs that onnxruntime makes uint8 fuse into QLinearMul on the
+    uint8 values, a constant beside a pair stays float32; all 65536 value pairs, at
+    scales where the int8 QLinearMul, the uint8 one and the float Mul all differ."""
+    sa, sb, sy = np.float32(0.06980448), np.float32(0.07608575), np.float32(0.88689977)
+    za, zb, zy = 5, -1, 16
+    zp = lambda v: np.array(v, np.int8)  # noqa: E731
+    values = np.arange(256, dtype=np.uint8).view(np.int8)
+    inits = {"sa": sa, "za": zp(za), "sb": sb, "zb": zp(zb), "sy": sy, "zy": zp(zy)}
+    nodes = _qdq_pair("a", "sa", "za")
+    inputs = [("a", "float32", [1, 256])]
+    if second == "pair":
+        nodes += _qdq_pair("b", "sb", "zb")
+        inputs.append(("b", "float32", [256, 1]))
+    else:
+        inits["b"] = values.reshape(256, 1)
+        nodes.append(helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["b_dq"]))
+    nodes += [helper.make_node("Mul", ["a_dq", "b_dq"], ["s"]), *_qdq_pair("s", "sy", "zy")]
+    nodes[-1].output[0] = "y"
+    path = make_model(nodes, inputs, [("y", "float32", [256, 256])], inits,
+                      tmp_path / "mul.onnx")  # fmt: skip
+    feeds = {"a": ((values.reshape(1, 256).astype(np.int32) - za) * sa).astype(np.float32)}
+    if second == "pair":
+        feeds["b"] = ((values.reshape(256, 1).astype(np.int32) - zb) * sb).astype(np.float32)
+    imported, vm = compile_vm(path)
+    kernel = "qlinear_mul" if second == "pair" else "dequantized_mul"
+    assert kernel in str(imported.relax_module)
+    expected = ort_session(path).run(None, feeds)
+    assert_same(run_vm(vm, list(feeds.values())), expected, f"int8 QDQ Mul of a {second}")
+
+
 def _matmul_add(path: Path, bias_dtype: str, dtype: str = "int8") -> Path:
     """x -> Q -> DQ -> MatMul (constant DQ weight) -> Q -> DQ -> Add (constant DQ bias)
     -> Q -> DQ: a Linear on a [1, tokens, features] input as quantize_static writes it,
