@@ -88,9 +88,11 @@ def validate_folder(
     say = progress or (lambda _message: None)
     say(f"validating {count} input set(s) on {metadata['board']} against {reference.runtime}")
     last = time.monotonic()
+    distinct: set[bytes] = set()  # the board's output sets, to judge what the inputs told
     with _session(folder, session, timeout, port, baud) as device:
         for done, sample in enumerate(samples, start=1):
             got = device.run(sample.arrays, timeout=timeout).outputs
+            distinct.add(b"".join(np.ascontiguousarray(g).tobytes() for g in got))
             expected = reference.run(sample.arrays)
             results = [
                 c.add(sample.index, g, e)
@@ -119,6 +121,23 @@ def validate_folder(
         tolerance=tolerance.to_json(),
         outputs=tuple(_output_report(c, refs) for c in comparisons),
         saved=tuple(saved),
+        distinct_outputs=len(distinct),
+        warnings=information_warnings(len(distinct), count),
+    )
+
+
+# Fewer distinct output sets than this share of the input sets: the outputs carry too
+# little information for a comparison to catch a wrong weight.
+MIN_DISTINCT_SHARE = 0.25
+
+
+def information_warnings(distinct: int, samples: int) -> tuple[str, ...]:
+    if samples < 8 or distinct >= MIN_DISTINCT_SHARE * samples:
+        return ()
+    return (
+        f"the {samples} input sets gave only {distinct} distinct output(s): the outputs say "
+        "little about the weights (a saturated softmax, a constant output), so a wrong weight "
+        "can pass; validate with real inputs too (--inputs DIR)",
     )
 
 

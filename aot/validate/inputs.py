@@ -1,8 +1,12 @@
 """The inputs of a validation: seeded random ones, or a folder of .npy files.
 
 Random input ``i`` of a run with seed ``S`` is drawn with seed ``S + i`` by the function
-behind ``aot run --fill random``, so ``aot run DIR --fill random --seed S+i`` reproduces it
-alone. A folder holds one ``NAME.npy`` per input set for a model with one input, and
+behind ``aot run --fill spread``, so ``aot run DIR --fill spread --seed S+i`` reproduces it
+alone. The seed also picks the spread (the whole range, or within 32, 8 or 2 steps of the
+input's zero point): full-range inputs saturate a classifier, and its outputs then say
+little about its weights.
+
+A folder holds one ``NAME.npy`` per input set for a model with one input, and
 ``NAME.K.npy`` (K = 0, 1, ... the input's position) for a model with several; ``--save``
 writes the failing inputs in that same layout, so the folder can be validated again.
 """
@@ -32,7 +36,7 @@ class Sample:
 
 def random_samples(specs: list[dict[str, Any]], count: int, seed: int) -> Iterator[Sample]:
     for index in range(count):
-        yield Sample(index, fill_inputs(specs, "random", seed + index), seed=seed + index)
+        yield Sample(index, fill_inputs(specs, "spread", seed + index), seed=seed + index)
 
 
 def folder_samples(folder: str | Path, specs: list[dict[str, Any]]) -> list[Sample]:

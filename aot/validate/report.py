@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from aot.errors import ConfigError
-
-REPORT_SCHEMA_VERSION = 1
+from aot.reports import REPORT_SCHEMA_VERSION  # shared with aot run and aot bench
 
 
 @dataclass(frozen=True)
@@ -22,7 +21,7 @@ class SampleRef:
 
     def describe(self, folder: str) -> str:
         if self.seed is not None:
-            return f"input {self.index} (aot run {folder} --fill random --seed {self.seed})"
+            return f"input {self.index} (aot run {folder} --fill spread --seed {self.seed})"
         shown = " ".join(f"-i {f}" for f in self.files)
         return f"input {self.index} (aot run {folder} {shown})"
 
@@ -64,6 +63,8 @@ class ValidationReport:
     tolerance: dict[str, Any]
     outputs: tuple[OutputReport, ...]
     saved: tuple[str, ...] = field(default=())
+    distinct_outputs: int | None = None  # distinct output sets the board gave
+    warnings: tuple[str, ...] = field(default=())
 
     @property
     def passed(self) -> bool:
@@ -91,6 +92,7 @@ class ValidationReport:
         fields = {k: v for k, v in document.items() if k not in ("schema_version", "passed")}
         fields["outputs"] = tuple(_output_from_json(o) for o in fields["outputs"])
         fields["saved"] = tuple(fields.get("saved", ()))
+        fields["warnings"] = tuple(fields.get("warnings", ()))
         return cls(**fields)
 
 
@@ -118,7 +120,11 @@ def _number(value: float | None) -> str:
 
 def format_report(report: ValidationReport) -> list[str]:
     """The human report: a header, one table row per output, the verdict."""
-    where = "random inputs" if report.inputs == "random" else f"inputs from {report.inputs}"
+    where = (
+        "random inputs (spread around the zero point)"
+        if report.inputs == "random"
+        else f"inputs from {report.inputs}"
+    )
     seed = f", seed {report.seed}" if report.seed is not None else ""
     lines = [
         f"model '{report.model_name}' on {report.board}: {report.samples} {where}{seed}",
@@ -167,6 +173,11 @@ def format_report(report: ValidationReport) -> list[str]:
         lines.append(
             f"saved {len(report.saved)} .npy file(s) of failing inputs in {', '.join(where)}"
         )
+    if report.distinct_outputs is not None:
+        lines.append(
+            f"outputs: {report.distinct_outputs} distinct among {report.samples} input sets"
+        )
+    lines += [f"warning: {warning}" for warning in report.warnings]
     failed = report.samples - report.samples_passed
     if report.passed:
         lines.append(f"PASS: {report.samples_passed}/{report.samples} input sets")

@@ -109,12 +109,12 @@ def test_tolerance_checks(options: dict, message: str) -> None:
         Tolerance(**options)
 
 
-def test_random_input_i_is_aot_run_fill_random_with_seed_plus_i() -> None:
+def test_random_input_i_is_aot_run_fill_spread_with_seed_plus_i() -> None:
     specs = [{"name": "a", "dtype": "int8", "shape": [2, 3]}, FLOAT]
     samples = list(random_samples(specs, 3, seed=40))
     assert [s.seed for s in samples] == [40, 41, 42]
     for sample in samples:
-        expected = fill_inputs(specs, "random", sample.seed)
+        expected = fill_inputs(specs, "spread", sample.seed)
         assert all(np.array_equal(a, b) for a, b in zip(sample.arrays, expected, strict=True))
 
 
@@ -215,7 +215,7 @@ def test_report_json_round_trip_is_strict_json() -> None:
 def test_failed_report_names_the_rerun_command() -> None:
     lines = format_report(report())
     assert lines[3].split() == ["y", "float32[1x4]", "2/3", "2/3", "inf", "inf", "inf", "-1.000000"]
-    assert "first failure of 'y': input 1 (aot run out --fill random --seed 11)" in lines
+    assert "first failure of 'y': input 1 (aot run out --fill spread --seed 11)" in lines
     assert lines[-1] == "FAIL: 1 of 3 input sets outside the tolerance"
 
 
@@ -249,3 +249,32 @@ def test_validate_is_the_last_stage() -> None:
             assert not any(n.startswith("aot.validate") for n in names), path
         if part == "validate":
             assert not any(n.startswith("aot.cli") for n in names), path
+
+
+def test_spread_cycles_through_four_ranges_around_the_zero_point() -> None:
+    spec = {
+        "name": "a",
+        "dtype": "int8",
+        "shape": [64, 64],
+        "quantization": {"scale": [0.5], "zero_point": [-100], "axis": None},
+    }
+    ranges = []
+    for seed in range(8):
+        (array,) = fill_inputs([spec], "spread", seed)
+        ranges.append((int(array.min()), int(array.max())))
+    # seed % 4: the whole range, then zero point +-32 (clipped at -128), +-8, +-2.
+    assert ranges[0] == (-128, 127) and ranges[4] == (-128, 127)
+    assert ranges[1] == (-128, -68) and ranges[5] == (-128, -68)
+    assert ranges[2] == (-108, -92) and ranges[3] == (-102, -98)
+    (again,) = fill_inputs([spec], "spread", 2)
+    assert np.array_equal(again, fill_inputs([spec], "spread", 2)[0])  # reproducible
+
+
+def test_few_distinct_outputs_warn_and_name_the_fix() -> None:
+    from aot.validate.core import information_warnings
+
+    assert information_warnings(89, 100) == ()
+    assert information_warnings(2, 4) == ()  # too few input sets to judge
+    (warning,) = information_warnings(6, 100)
+    assert warning.startswith("the 100 input sets gave only 6 distinct output(s)")
+    assert warning.endswith("validate with real inputs too (--inputs DIR)")

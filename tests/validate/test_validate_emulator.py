@@ -88,6 +88,6 @@ def test_same_signature_other_weights_fails(built, tmp_path: Path) -> None:
         " of 10 input sets outside the tolerance"
     )
     assert any(
-        line.startswith("first failure of 'Identity': input ") and "--fill random --seed" in line
+        line.startswith("first failure of 'Identity': input ") and "--fill spread --seed" in line
         for line in lines
     )

@@ -51,7 +51,9 @@ def test_human_report_is_a_table_with_the_verdict(int8_folder: Path) -> None:
     result = aot("validate", int8_folder, EXAMPLE_INT8, "-n", "5", "--seed", "9")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "model 'tiny_kws_int8' on host: 5 random inputs, seed 9"
+    assert lines[0] == (
+        "model 'tiny_kws_int8' on host: 5 random inputs (spread around the zero point), seed 9"
+    )
     header = next(line for line in lines if line.strip().startswith("output"))
     assert header.split() == ["output", "type", "exact", "passed", "max", "abs", "err",
                               "mean", "abs", "rmse", "cosine"]  # fmt: skip
@@ -86,9 +88,9 @@ def test_other_weights_fail_with_a_reproducible_first_failure(
     first = out.first_failure
     assert first is not None and first.seed == 100 + first.index
     # The report's command reruns exactly that input set with aot run.
-    rerun = aot("run", int8_folder, "--fill", "random", "--seed", first.seed, "--json")
+    rerun = aot("run", int8_folder, "--fill", "spread", "--seed", first.seed, "--json")
     assert rerun.returncode == 0, rerun.stderr
-    inputs = fill_inputs(read_metadata(int8_folder)["inputs"], "random", first.seed)
+    inputs = fill_inputs(read_metadata(int8_folder)["inputs"], "spread", first.seed)
     got = json.loads(rerun.stdout)["outputs"][0]["values"]
     (wrong_says,) = run_tflite_reference(wrong, inputs)
     (right_says,) = run_tflite_reference(EXAMPLE_INT8, inputs)
