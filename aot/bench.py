@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -71,6 +72,7 @@ class BenchReport:
     constants_bytes: int = 0
     sections: dict[str, int] = field(default_factory=dict)  # text, rodata, data, bss
     outputs: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
+    server: str | None = None  # the board server that ran it (a farm result)
 
     @property
     def time_min(self) -> int:
@@ -100,8 +102,12 @@ class BenchReport:
         return sum(op.macs for op in self.operators)
 
     def to_json(self) -> dict[str, Any]:
+        from aot.reports import report_identity
+
         data = asdict(self)
         data.pop("outputs")
+        server = data.pop("server")
+        data = {**report_identity(self.model, self.board, server), **data}
         data["format"] = BENCH_FORMAT
         data["time_min"] = self.time_min
         data["time_median"] = self.time_median
@@ -141,14 +147,14 @@ def bench_folder(
     ``inputs``: one array per model input; default all zeros. Each repeat is its own RUN
     request so every inference is timed (min / median / max) and, in a ``--profile``
     build, its per-step ticks are read back and compared across repeats."""
-    from aot.boards import load_board
+    from aot.boards import load_build_board
     from aot.library import read_metadata
 
     folder = Path(folder)
     check_repeats(repeats, what="bench repeats")
     check_timeout(timeout)
     metadata = read_metadata(folder)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     if connect is None:
         from aot.runner import connect as default_connect
 
@@ -319,32 +325,38 @@ def render_svg(report: BenchReport) -> str:
         raise ConfigError(
             "no per-operator figures to plot: build the folder with 'aot build --profile'"
         )
-    # Room for the longest label (about 7 px per character at 12 px), so none is clipped.
-    longest_label = max(len(f"{op.step}: {op.label}") for op in report.operators)
-    bar_h, gap, bar_w, value_w = 18, 6, 420, 170
-    label_w = max(140, 7 * longest_label + 16)
+    from aot.planning.render import FONT_FAMILY, text_width
+
+    # The font is monospace (as memory.svg's), so a label's width is its length times the
+    # glyph advance: measured from the text, with room for the longest label and value.
+    size = 12
+    labels = [f"{op.step}: {op.label}" for op in report.operators]
+    values = [f"{_count(op.time)} ({100 * op.share:.1f}%)" for op in report.operators]
+    title = (
+        f"{report.model} on {report.board}: {report.time_unit} per operator (sum "
+        f"{_count(report.operators_total)})"
+    )
+    bar_h, gap, bar_w = 18, 6, 420
+    label_w = math.ceil(max(140, max(text_width(t, size) for t in labels) + 16))
+    value_w = math.ceil(max(text_width(t, size) for t in values) + 16)
     top = 40
     height = top + len(report.operators) * (bar_h + gap) + 30
-    width = label_w + bar_w + value_w
+    width = max(label_w + bar_w + value_w, math.ceil(text_width(title, 14) + 20))
     longest = max(op.time for op in report.operators) or 1
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'viewBox="0 0 {width} {height}" font-family="{FONT_FAMILY}" font-size="{size}">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="10" y="22" font-size="14">{escape(report.model)} on '
-        f"{escape(report.board)}: {report.time_unit} per operator (sum "
-        f"{_count(report.operators_total)})</text>",
+        f'<text x="10" y="22" font-size="14">{escape(title)}</text>',
     ]
-    for row, op in enumerate(report.operators):
+    for row, (op, label, value) in enumerate(zip(report.operators, labels, values, strict=True)):
         y = top + row * (bar_h + gap)
         length = max(1.0, bar_w * op.time / longest)
         out += [
-            f'<text x="{label_w - 8}" y="{y + bar_h - 5}" text-anchor="end">'
-            f"{op.step}: {escape(op.label)}</text>",
+            f'<text x="{label_w - 8}" y="{y + bar_h - 5}" text-anchor="end">{escape(label)}</text>',
             f'<rect x="{label_w}" y="{y}" width="{length:.1f}" height="{bar_h}" '
             f'fill="#4878a8"><title>{escape(op.kernel)}</title></rect>',
-            f'<text x="{label_w + length + 6:.1f}" y="{y + bar_h - 5}">'
-            f"{_count(op.time)} ({100 * op.share:.1f}%)</text>",
+            f'<text x="{label_w + length + 6:.1f}" y="{y + bar_h - 5}">{escape(value)}</text>',
         ]
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -189,11 +189,21 @@ def read_input(path: str | Path, spec: dict[str, Any]) -> np.ndarray:
     return array
 
 
+# --fill spread: seed S draws from spread S % 4, around the input's zero point. Full-range
+# inputs drive a classifier's softmax into saturation (a handful of distinct outputs, so a
+# wrong weight can hide); values near the zero point keep it in its linear part.
+SPREAD_STEPS = (None, 32, 8, 2)  # integers: half-width around the zero point (None: all)
+SPREAD_SIGMAS = (1.0, 0.25, 0.05, 0.01)  # floats: N(0, sigma)
+
+
 def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.ndarray]:
-    """Inputs made up from the metadata's shapes and types: all zeros, or seeded random
-    values over an integer type's whole range, N(0, 1) for floats. One definition, so
-    'aot run --fill random --seed S' reproduces any input 'aot validate' drew with seed S."""
+    """Inputs made up from the metadata's shapes and types: all zeros; seeded random
+    values over an integer type's whole range, N(0, 1) for floats ("random"); or, with
+    "spread", from one of four spreads chosen by the seed (``describe_spread``). One
+    definition, so 'aot run --fill spread --seed S' reproduces any input 'aot validate'
+    drew with seed S."""
     rng = np.random.default_rng(seed)
+    level = seed % len(SPREAD_STEPS) if mode == "spread" else 0
     arrays = []
     for spec in specs:
         dtype, shape = np.dtype(spec["dtype"]), tuple(spec["shape"])
@@ -201,10 +211,30 @@ def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.nd
             arrays.append(np.zeros(shape, dtype))
         elif dtype.kind in "iu":
             info = np.iinfo(dtype)
-            arrays.append(rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True))
+            low, high = int(info.min), int(info.max)
+            half = SPREAD_STEPS[level]
+            if half is not None:
+                zero = _zero_point(spec)
+                low, high = max(low, zero - half), min(high, zero + half)
+            arrays.append(rng.integers(low, high, size=shape, dtype=dtype, endpoint=True))
         else:
-            arrays.append(rng.standard_normal(shape).astype(dtype))
+            sigma = SPREAD_SIGMAS[level]
+            arrays.append((rng.standard_normal(shape) * sigma).astype(dtype))
     return arrays
+
+
+def describe_spread(seed: int) -> str:
+    """What 'spread' draws for ``seed``, for reports."""
+    level = seed % len(SPREAD_STEPS)
+    half = SPREAD_STEPS[level]
+    integers = "the whole integer range" if half is None else f"zero point +-{half}"
+    return f"{integers} (floats N(0, {SPREAD_SIGMAS[level]:g}))"
+
+
+def _zero_point(spec: dict[str, Any]) -> int:
+    quantization = spec.get("quantization") or {}
+    zero_points = quantization.get("zero_point") or [0]
+    return int(zero_points[0])
 
 
 def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:

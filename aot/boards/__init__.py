@@ -487,6 +487,35 @@ def load_board(name: str) -> Board:
     raise ConfigError(unknown_board_message(name, boards))
 
 
+BOARD_FILE_KEY = "board_file"  # metadata.json: the YAML a build's --board PATH named
+
+
+def board_file_for_metadata(board: Board) -> str | None:
+    """What metadata.json records for a board given as a file (``--board path/b.yaml``):
+    its absolute path, so that run, bench, flash and validate load that file and not a
+    built-in of the same name (None for a board found by name)."""
+    if board.path is None:
+        return None
+    found = _board_file(board.name)
+    if found is not None and found.resolve() == board.path.resolve():
+        return None
+    return str(board.path.resolve())
+
+
+def load_build_board(metadata: Mapping[str, Any]) -> Board:
+    """The board a build was made for: the board file it recorded, else by name."""
+    recorded = metadata.get(BOARD_FILE_KEY)
+    if not recorded:
+        return load_board(str(metadata["board"]))
+    path = Path(recorded)
+    if not path.is_file():
+        raise ConfigError(
+            f"the board file {path} this folder was built with (--board) is gone; put it "
+            "back, or build again with --board naming it"
+        )
+    return load_board_file(path)
+
+
 def unknown_board_message(name: str, boards: list[Board]) -> str:
     import difflib
 

@@ -69,7 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=FILL_MODES,
         help="made-up inputs instead of -i: all zeros (the default) or seeded random values",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of --fill random (default: 0)")
+    parser.add_argument("--seed", type=int, help="seed of --fill random (default: 0)")
     parser.add_argument(
         "--plot",
         metavar="FILE.svg",
@@ -94,6 +94,7 @@ def _inputs(args: argparse.Namespace, metadata: dict[str, Any]) -> list[Any]:
 
 def run(args: argparse.Namespace) -> int:
     from aot.bench import bench_folder, format_report, render_svg
+    from aot.cli.run import check_seed
     from aot.device.client import check_repeats, check_timeout
     from aot.library import read_metadata
     from aot.runner import connect
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     # Checked before anything starts, like aot run.
     check_repeats(args.repeat, what="--repeat")
     check_timeout(args.timeout, what="--timeout")
+    check_seed(args)  # --seed with -i or zeros is refused, not ignored
     farm = farm_target(args)
     plot = Path(args.plot) if args.plot else None
     if plot is not None and plot.suffix.lower() != ".svg":

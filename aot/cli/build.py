@@ -410,6 +410,11 @@ def run(args: argparse.Namespace) -> int:
         compiled = compile_model(args.model, staging, options, progress=progress, board=board)
         metadata = dict(compiled.metadata)
         metadata["board"] = board.name
+        from aot.boards import BOARD_FILE_KEY, board_file_for_metadata
+
+        board_file = board_file_for_metadata(board)  # --board path/b.yaml: later commands
+        if board_file is not None:  # load that file, not a board of its name
+            metadata[BOARD_FILE_KEY] = board_file
         metadata["constants"]["memory"] = constants_memory(
             board, args.constants_memory, metadata, constants_region, args.accelerator
         )

@@ -50,13 +50,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from aot.boards import load_board
+    from aot.boards import load_build_board
     from aot.flash import FlashOptions, firmware_from_metadata, runner_for
     from aot.library import read_metadata
 
     folder = Path(args.folder)
     metadata = read_metadata(folder)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     if board.is_host or board.emulated:
         where = "runs natively" if board.is_host else "is emulated (QEMU)"
         print(

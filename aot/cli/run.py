@@ -59,10 +59,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--fill",
         choices=FILL_MODES,
-        help="run without input files: every input all zeros, or seeded random values over "
-        "the input type's range (integers) or N(0, 1) (floats); instead of -i",
+        help="run without input files: every input all zeros; seeded random values over "
+        "the input type's range (integers) or N(0, 1) (floats); or 'spread', the inputs "
+        "'aot validate' draws (seed S: values within zero point +-32, +-8, +-2 or the whole "
+        "range as S %% 4 is 1, 2, 3 or 0); instead of -i",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of --fill random (default: 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --fill random or spread (default: 0)")
     parser.add_argument(
         "--top",
         type=int,
@@ -83,7 +85,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-FILL_MODES = ("zeros", "random")
+FILL_MODES = ("zeros", "random", "spread")
 # Outputs with at most this many values are printed whole; longer ones show their head.
 SHOWN_WHOLE = 32
 HEAD = 8

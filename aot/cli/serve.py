@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 HELP = "offer a board attached to this machine (or an emulated one) to a board farm"
@@ -94,5 +95,14 @@ def run(args: argparse.Namespace) -> int:
         rpc_port_end=min(args.rpc_port + PORT_RANGE, 65535),
         address=args.address,
     )
-    serve(config, ready=lambda line: print(line, file=sys.stderr, flush=True))
+    from aot import interrupts
+
+    try:
+        serve(config, ready=lambda line: print(line, file=sys.stderr, flush=True))
+    except interrupts.Interrupted as stop:
+        if stop.signum != signal.SIGTERM:
+            raise  # Ctrl-C: 'error: interrupted', exit 130, as every command
+        # SIGTERM is how a lab (systemd, a script) stops a server: a normal end, no
+        # 'error: terminated' and exit 0, once the board's sessions are stopped.
+        interrupts.finish()
     return 0

@@ -204,14 +204,7 @@ class DeviceClient:
         check_repeats(repeats)
         if timeout is not None:
             check_timeout(timeout)
-        info = self.info or self.hello()
-        if repeats > info.max_repeats:
-            raise ConfigError(
-                f"{self.transport.name} runs model '{info.name}' at most {info.max_repeats} "
-                f"times per request (AOT_APP_MAX_REPEATS), {repeats} asked; ask for at most "
-                f"{info.max_repeats} or rebuild the firmware with "
-                f"-DAOT_APP_MAX_REPEATS={repeats}"
-            )
+        info = self.check_repeat_cap(repeats)
         data = self._check_inputs(info, inputs)
         for index, blob in enumerate(data):
             self.set_input(index, blob)
@@ -235,6 +228,32 @@ class DeviceClient:
             ticks_min=reply.ticks_min,
             ticks_max=reply.ticks_max,
         )
+
+    def check_repeat_cap(self, repeats: int) -> ModelInfo:
+        """The device's INFO, once ``repeats`` is checked against its AOT_APP_MAX_REPEATS."""
+        info = self.info or self.hello()
+        if repeats > info.max_repeats:
+            raise ConfigError(
+                f"{self.transport.name} runs model '{info.name}' at most {info.max_repeats} "
+                f"times per request (AOT_APP_MAX_REPEATS), {repeats} asked; ask for at most "
+                f"{info.max_repeats} or rebuild the firmware with "
+                f"-DAOT_APP_MAX_REPEATS={repeats}"
+            )
+        return info
+
+    def run_timed(self, timeout: float | None = None) -> int:
+        """One more inference on the inputs already set, for its time: the ticks it took
+        (outputs are not fetched; a failure raises DeviceError)."""
+        info = self._require_info()
+        reply = p.RunReply.unpack(
+            self.request(p.Command.RUN, p.RUN_REQUEST.pack(1), timeout=timeout)
+        )
+        if reply.model_status != 0:
+            raise DeviceError(
+                f"model '{info.name}' on {self.transport.name} failed in a repeated run: "
+                f"{describe_error(reply.model_status)}"
+            )
+        return int(reply.ticks_total)
 
     def set_input(self, index: int, data: bytes) -> None:
         """Writes raw input bytes in chunks that fit a frame."""

@@ -315,14 +315,14 @@ def call_job(
 ) -> dict[str, Any]:
     """Runs ``job`` (see :mod:`aot.farm.jobs`) on a farm board for the build ``folder``:
     the generic seam every remote command goes through. Returns the job's JSON result."""
-    from aot.boards import load_board
+    from aot.boards import load_build_board
     from aot.library import read_metadata
 
     folder = Path(folder)
     metadata = read_metadata(folder)
     definition = jobs.get(job)
     bundle = wire.pack_bundle(folder, metadata, inputs)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     seconds = jobs.session_seconds(definition, params, timeout, board)
     with borrow(tracker, key, timeout, seconds) as remote:
         if remote.board != board.name:
@@ -331,7 +331,10 @@ def call_job(
                 f"borrow a board of that kind (another --key) or rebuild with --board "
                 f"{remote.board}"
             )
-        return remote.call(job, bundle, params, seconds)
+        document = remote.call(job, bundle, params, seconds)
+    if isinstance(document, dict):
+        document["server"] = remote.where  # a farm result names the server that ran it
+    return document
 
 
 def run_remote(

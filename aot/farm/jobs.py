@@ -92,7 +92,7 @@ def _runs(
 ) -> dict[str, Any]:
     """Many input sets, one device session (one QEMU start, one flash): ``inputs`` is the
     sets one after the other, ``params["per_set"]`` arrays each."""
-    from aot.boards import load_board
+    from aot.boards import load_build_board
     from aot.device.client import check_timeout
     from aot.device.process import sigterm_unwinds
     from aot.farm.wire import encode_array
@@ -104,7 +104,7 @@ def _runs(
     if per_set < 1 or len(inputs) % per_set:
         raise ConfigError(f"{len(inputs)} input arrays do not make sets of {per_set}")
     metadata = read_metadata(folder)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     outputs = []
     with (
         sigterm_unwinds(),

@@ -160,6 +160,7 @@ def run_report_to_wire(report: Any) -> dict[str, Any]:
         "board": report.board,
         "time_unit": report.time_unit,
         "units_per_tick": report.units_per_tick,
+        "per_run_ticks": list(report.per_run_ticks),
     }
 
 
@@ -179,4 +180,6 @@ def run_report_from_wire(document: dict[str, Any]) -> Any:
         board=str(document["board"]),
         time_unit=str(document["time_unit"]),
         units_per_tick=int(document["units_per_tick"]),
+        per_run_ticks=tuple(int(t) for t in document.get("per_run_ticks", ())),
+        server=document.get("server"),
     )

@@ -22,7 +22,23 @@ def _is_integer_model(tflite_file: object) -> bool:
     indices = [s.quantization is None and s.dtype in ("int32", "int64") for s in specs]
     if any(quantized) and all(q or i for q, i in zip(quantized, indices)):
         return True
+    if all(s.dtype in _INTEGER_DTYPES for s in specs) and _has_quantized_tensor(tflite_file):
+        # Integer boundaries of any kind (keyword_scrambled's output is a quantized int32)
+        # around quantized tensors: TVM's float frontend would only ask for QDQ lowering.
+        return True
     return _quantized_between_float_boundaries(tflite_file)
+
+
+_INTEGER_DTYPES = frozenset({"int8", "uint8", "int16", "int32", "int64"})
+
+
+def _has_quantized_tensor(tflite_file: object) -> bool:
+    subgraph = tflite_file.model.Subgraphs(0)  # type: ignore[attr-defined]
+    for index in range(subgraph.TensorsLength()):
+        q = subgraph.Tensors(index).Quantization()
+        if q is not None and q.ScaleLength() > 0:
+            return True
+    return False
 
 
 def _quantized_between_float_boundaries(tflite_file: object) -> bool:

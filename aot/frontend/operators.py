@@ -176,7 +176,8 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "QUANTIZE": (
         "float32, int8 or uint8 -> int8 or uint8; float32, int8 or int16 -> int16; int16 "
-        "-> int8 (int16 -> int16 with zero points 0)",
+        "-> int8 (int16 -> int16 with zero points 0); int16 -> int32 with zero point 0 "
+        "(TFLite Micro)",
         "any rank; float32 -> int8/uint8/int16 at the model boundary, the integer ones requantize",
     ),
     "REDUCE_MAX": (_SAME_Q, "any rank; constant axes (negative allowed); keep_dims honoured"),
@@ -209,7 +210,8 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         _INT8_OR_INT16,
         "last axis; any beta; output zero point -128 and scale 1/256 (int8) or zero point 0 "
         "and scale 1/32768 (int16), as TFLite requires; int16 through TFLite's 513-entry "
-        "exp and 1/(1+x) tables",
+        "exp and 1/(1+x) tables; int8 -> int16 with output zero point -32768 and scale "
+        "1/65536 (TFLite Micro)",
     ),
     "SPACE_TO_DEPTH": (_SAME_Q, "4-D NHWC; any block size dividing height and width"),
     "SPLIT": (_SAME_Q_OR_INT16, "any rank; constant axis; equal parts (num_splits)"),
@@ -235,8 +237,9 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "the input/output scale ratio",
     ),
     "SVDF": (
-        "int8 input and output, per-tensor; feature weights int8, time weights int16, "
-        "state int16 (zero point 0), bias int32, optional",
+        "int8 input and output, per-tensor; feature weights int8, time weights and state "
+        "both int16 (state zero point 0) or both int8 (TFLite Micro's form, any state zero "
+        "point), bias int32, optional",
         "2-D input [batch, depth]; any rank and memory size; fused activation RELU (as "
         "TFLite's integer kernel requires; it applies none); the state is kept between "
         "inferences in the persistent pool and reset by aot_<name>_reset()",

@@ -419,6 +419,12 @@ def _check_quantization(t: Tensor) -> None:
         raise _Damage(f"{t.label()} has {len(t.scale)} scales but {len(t.zero_point)} zero points")
     if len(t.scale) > 1:
         qdim = t.quantized_dimension
+        if len(t.shape) == 1:
+            # A 1-D per-channel tensor (a bias) has one dimension, the channel, whatever
+            # quantized_dimension says: TFLite Micro's kernels read len(scale) values
+            # from it, and its converter writes the filter's axis there (person_detect's
+            # biases say 3). Judge what the kernels read (docs/robustness.md).
+            qdim = 0
         if not 0 <= qdim < len(t.shape):
             raise _Damage(
                 f"{t.label()} is quantized along dimension {qdim} of its shape {list(t.shape)}"
@@ -857,6 +863,11 @@ def _check_supported(model: Model, source: str) -> None:
         # A resource handle is fine where VAR_HANDLE makes it (the variable's reads and
         # assignments carry its dtype).
         handles = {i for op in sg.operators if op.name == "VAR_HANDLE" for i in op.outputs}
+        # An operator's intermediates that nothing reads or writes are metadata (the LSTM
+        # converter's gate quantization, often shape [0]); no kernel computes them.
+        computed = {*sg.inputs, *sg.outputs}
+        computed |= {i for op in sg.operators for i in (*op.inputs, *op.outputs)}
+        metadata = {i for op in sg.operators for i in op.intermediates} - computed
         for t in sg.tensors:
             if t.type_code in _OTHER_TYPES and t.index not in handles:
                 raise UnsupportedError(
@@ -868,7 +879,7 @@ def _check_supported(model: Model, source: str) -> None:
                     f"{source}: {t.label()} is stored sparse, which aot does not support yet; "
                     f"convert the model without sparsity (see {OPERATORS_DOC})"
                 )
-            if 0 in t.shape:
+            if 0 in t.shape and t.index not in metadata:
                 raise UnsupportedError(
                     f"{source}: {t.label()} has shape {list(t.shape)}, with no elements; aot "
                     "compiles tensors of at least one element"

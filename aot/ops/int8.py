@@ -748,8 +748,12 @@ def softmax(
     input_multiplier: int,
     input_left_shift: int,
     diff_min: int,
+    out_dtype: str = "int8",
 ) -> te.Tensor:
-    """TFLite ``reference_ops::Softmax`` for int8 -> int8 (output zp -128, scale 1/256)."""
+    """TFLite ``reference_ops::Softmax`` for int8 -> int8 (output zp -128, scale 1/256) or,
+    as TFLite Micro also runs it, int8 -> int16 (zp -32768, scale 1/65536)."""
+    bits = 8 if out_dtype == "int8" else 16
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     shape = _shape(data)
     depth = shape[-1]
     outer = shape[:-1]
@@ -791,9 +795,9 @@ def softmax(
         o = tuple(idx[:-1])
         num_bits_over_unit = c32(_ACCUMULATION_INTEGER_BITS) - clz[o]
         product = srdhm_expr(scale[o], exps[idx])
-        unsat = rounding_divide_by_pot_expr(product, num_bits_over_unit + c32(31 - 8))
-        value = clamp_expr(unsat - c32(128), -128, 127)
-        return tirx.Select(diff(idx) >= c32(diff_min), value, c32(-128)).astype("int8")
+        unsat = rounding_divide_by_pot_expr(product, num_bits_over_unit + c32(31 - bits))
+        value = clamp_expr(unsat + c32(lo), lo, hi)
+        return tirx.Select(diff(idx) >= c32(diff_min), value, c32(lo)).astype(out_dtype)
 
     return te.compute(shape, out_body, name="softmax", tag="softmax_int8")
 

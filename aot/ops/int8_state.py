@@ -3,13 +3,17 @@
 A stateful operator is split in two computes: one returns the next state from the
 current one (the executor keeps it in the persistent pool between inferences, see
 docs/memory_planning.md), the other the operator's output from that next state. Both
-follow TFLite's ``reference_ops::EvalIntegerSVDF`` bit for bit (docs/int8.md, "SVDF").
+follow TFLite's ``reference_ops::EvalIntegerSVDF`` bit for bit (docs/int8.md, "SVDF"), and
+for the int8 state with int8 time weights (TFLite Micro's form) its
+``EvalIntegerSvdfReference<int8_t>``: the state's zero point is added to the clamped
+newest entry and subtracted again in the time product.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from tvm import te, tirx
 
 from aot.ops.fixedpoint import c32, clamp_expr, multiply_by_quantized_multiplier_expr
@@ -26,9 +30,11 @@ def svdf_state(
     input_zp: int,
     multiplier: int,
     shift: int,
+    state_zp: int = 0,
 ) -> te.Tensor:
-    """The next int16 state [batch, filters * memory]: each filter's memory shifted left
-    by one, the newest entry the requantized feature product clamped to int16."""
+    """The next state [batch, filters * memory] (int16 or int8): each filter's memory
+    shifted left by one, the newest entry the requantized feature product clamped to the
+    state's type, plus the state's zero point."""
     batch, depth = (int(d) for d in data.shape)
     filters = int(weights_feature.shape[0])
     rk = te.reduce_axis((0, depth), "rk")
@@ -41,12 +47,17 @@ def svdf_state(
         name="feature",
     )
 
+    info = np.iinfo(str(state.dtype))
+
     def body(b: Expr, i: Expr) -> Expr:
-        newest = clamp_expr(
+        clamped = clamp_expr(
             multiply_by_quantized_multiplier_expr(feature[b, i // memory], multiplier, shift),
-            -32768,
-            32767,
-        ).astype("int16")
+            int(info.min),
+            int(info.max),
+        )
+        # TFLite Micro clamps before adding the zero point and stores the sum in the
+        # state's type, so the sum wraps (two's complement) when it leaves the range.
+        newest = (clamped + c32(state_zp) if state_zp else clamped).astype(str(state.dtype))
         # TFLite shifts the whole flattened state by one element; each filter's last slot
         # is then overwritten with the newest value, so only in-filter shifts survive.
         last = i % memory == memory - 1
@@ -65,6 +76,7 @@ def svdf_output(
     output_zp: int,
     multiplier: int,
     shift: int,
+    state_zp: int = 0,
 ) -> te.Tensor:
     """The int8 output [batch, units]: the state times the time weights per filter,
     summed over ``rank`` filters per unit, plus bias, requantized and clamped to int8."""
@@ -75,7 +87,8 @@ def svdf_output(
     per_filter = te.compute(
         (batch, filters),
         lambda b, f: te.sum(
-            weights_time[f, rm].astype("int32") * state[b, f * memory + rm].astype("int32"),
+            weights_time[f, rm].astype("int32")
+            * (state[b, f * memory + rm].astype("int32") - c32(state_zp)),
             axis=rm,
         ),
         name="time",

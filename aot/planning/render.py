@@ -24,7 +24,11 @@ from aot.planning.model import Buffer, MemoryPlan, Pool
 
 FONT_SIZE = 11  # px, monospace
 TITLE_SIZE = 13
-CHAR_WIDTH = 0.62  # advance of a monospace glyph per px of font size (DejaVu Sans Mono 0.60)
+FONT_FAMILY = "DejaVu Sans Mono, monospace"
+# Advance of a glyph per px of font size: DejaVu Sans Mono's is 1233/2048 = 0.602 for every
+# glyph (its hmtx table); 0.62 also covers the other common monospace fonts a viewer may
+# substitute (Courier 0.60, Menlo 0.602, Consolas 0.55).
+CHAR_WIDTH = 0.62
 PLOT_WIDTH = 760  # at least; long graphs get STEP_WIDTH per step, up to MAX_PLOT_WIDTH
 STEP_WIDTH = 36
 MAX_PLOT_WIDTH = 1400
@@ -145,7 +149,7 @@ def render_svg(
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="DejaVu Sans Mono, monospace" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="{FONT_FAMILY}" '
         f'font-size="{FONT_SIZE}">',
         f"<title>{escape(plan.algorithm)}: {plan.total_size} bytes, "
         f"lower bound {plan.lower_bound} bytes</title>",

@@ -34,13 +34,13 @@ def run_many(
     folder: str | Path, batches: Sequence[Sequence[np.ndarray]], timeout: float = 120.0
 ) -> list[list[np.ndarray]]:
     """Run the built model once per entry of ``batches`` in a single device session."""
-    from aot.boards import load_board
+    from aot.boards import load_build_board
     from aot.library import read_metadata
     from aot.runner import connect
 
     folder = Path(folder)
     metadata = read_metadata(folder)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     results: list[list[np.ndarray]] = []
     with connect(folder, metadata, board, timeout) as client:
         for inputs in batches:
@@ -58,13 +58,13 @@ def run_session(
     """Run a stateful model over ``plan`` in one device session: each entry is an input
     set (one inference, state carried to the next) or ``RESET``; returns the outputs of
     the inferences in order."""
-    from aot.boards import load_board
+    from aot.boards import load_build_board
     from aot.library import read_metadata
     from aot.runner import connect
 
     folder = Path(folder)
     metadata = read_metadata(folder)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     results: list[list[np.ndarray]] = []
     with connect(folder, metadata, board, timeout) as client:
         client.hello()

@@ -46,3 +46,29 @@ def mlperf_tiny(name: str, suffix: str = ".tflite") -> Path:
     """A file of the MLPerf Tiny reference set: ``name`` + ``suffix`` (.tflite, .input.npy,
     .output.npy, .json)."""
     return shared_path("models", "mlperf_tiny", f"{name}{suffix}")
+
+
+# TensorFlow Lite Micro's own example models, by name (paths inside tflm/tflite-micro).
+TFLM_MODELS = {
+    "hello_world_int8": "tensorflow/lite/micro/examples/hello_world/models/hello_world_int8",
+    "hello_world_float": "tensorflow/lite/micro/examples/hello_world/models/hello_world_float",
+    "micro_speech": "tensorflow/lite/micro/examples/micro_speech/models/micro_speech_quantized",
+    "audio_preprocessor_int8": (
+        "tensorflow/lite/micro/examples/micro_speech/models/audio_preprocessor_int8"
+    ),
+    "person_detect": "tensorflow/lite/micro/models/person_detect",
+    "keyword_scrambled": "tensorflow/lite/micro/models/keyword_scrambled",
+    "keyword_scrambled_8bit": "tensorflow/lite/micro/models/keyword_scrambled_8bit",
+    "mnist_lstm": "tensorflow/lite/micro/examples/mnist_lstm/trained_lstm_int8",
+    "memory_footprint": "tensorflow/lite/micro/examples/memory_footprint/models/simple_add_model",
+    "dtln": "tensorflow/lite/micro/examples/dtln/dtln_noise_suppression",
+    "micro_speech_lstm": "third_party/xtensa/examples/micro_speech_lstm/micro_speech_lstm",
+    "mobilenet_v2_pytorch": (
+        "third_party/xtensa/examples/pytorch_to_tflite/mobilenet_v2_quantized_1x3x224x224"
+    ),
+}
+
+
+def tflm_model(name: str) -> Path:
+    """One of TensorFlow Lite Micro's example models (a key of ``TFLM_MODELS``)."""
+    return shared_path("tflm", "tflite-micro", *f"{TFLM_MODELS[name]}.tflite".split("/"))

@@ -33,6 +33,9 @@ def test_bench_over_the_farm_gives_the_local_report(host_farm: Farm, profiled_bu
         for op in report["operators"]:
             for field in ("time", "share", "time_per_mac"):
                 op.pop(field, None)
+    # Issue 19, point 13: a farm result names the board server that ran it.
+    assert remote_json.pop("server").startswith("board 'h' at 127.0.0.1:")
+    assert "server" not in local_json
     steady = lambda doc: {k: v for k, v in doc.items() if k not in VARYING}  # noqa: E731
     assert steady(remote_json) == steady(local_json)
     assert remote_json["profile"] and len(remote_json["operators"]) >= 1

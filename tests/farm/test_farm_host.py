@@ -26,7 +26,9 @@ pytestmark = pytest.mark.toolchain
 VARYING = {
     "time_per_run",
     "time_min",
+    "time_median",
     "time_max",
+    "time_each",
     "ticks_per_run",
     "peak_stack_bytes",
     "model_stack_bytes",
@@ -58,10 +60,30 @@ def test_run_over_the_farm_gives_the_local_report(host_farm: Farm, host_build: P
     assert code == 0, err
     code, remote, err = host_farm.cli(*args, "--json", *_remote(host_farm))
     assert code == 0, err
-    assert _steady(json.loads(remote)) == _steady(json.loads(local))
+    remote_document = json.loads(remote)
+    # Issue 19, point 13: a farm result names the board server that ran it.
+    server = remote_document.pop("server")
+    assert server.startswith("board 'h' at 127.0.0.1:")
+    assert _steady(remote_document) == _steady(json.loads(local))
     code, text, err = host_farm.cli(*args, *_remote(host_farm))
     assert code == 0, err
     assert "  output 0       int8[1, 4] [-77, -96, -79, -5]" in text.splitlines()
+    assert f"  ran by         {server}" in text.splitlines()
+
+
+def test_serve_stops_quietly_on_sigterm(tmp_path: Path) -> None:
+    # Issue 19, point 13: SIGTERM is how a lab stops a server; no 'error: terminated'.
+    farm = Farm(tmp_path)
+    try:
+        server = farm.serve("quiet", "host")
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(30) == 0
+        assert server.text().splitlines() == [
+            line for line in server.text().splitlines() if line.startswith("serving host")
+        ]
+        assert "error" not in server.text()
+    finally:
+        assert farm.stop() == []
 
 
 def test_many_input_sets_run_in_one_session_on_the_board(host_farm: Farm, host_build: Path) -> None:

@@ -210,7 +210,8 @@ class _Importer:
                 zero_point = tuple(int(z) for z in q.ZeroPointAsNumpy())
             else:
                 zero_point = (0,) * len(scale)
-            qdim = int(q.QuantizedDimension())
+            # A 1-D tensor's one dimension is its channel (validate.py's rule).
+            qdim = int(q.QuantizedDimension()) if len(shape) != 1 else 0
         return _TensorInfo(
             index, name, shape, dtype, scale, zero_point, qdim, self._buffer(t, dtype, shape)
         )
@@ -904,9 +905,14 @@ def _softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
-    imp.expect(out, ["int8"], "output")
-    if out.zp != -128 or abs(out.s - 1 / 256) > 0.001 / 256:
-        raise imp.unsupported("the int8 output must have zero point -128 and scale 1/256")
+    # int16 output: TFLite Micro's kernel takes it (keyword_scrambled ends with one).
+    imp.expect(out, ["int8", "int16"], "output")
+    bits = 8 if out.dtype == "int8" else 16
+    if out.zp != -(1 << (bits - 1)) or abs(out.s - 2.0**-bits) > 0.001 * 2.0**-bits:
+        raise imp.unsupported(
+            f"the {out.dtype} output must have zero point {-(1 << (bits - 1))} and scale "
+            f"1/{1 << bits}"
+        )
     beta = float(np.float32(_required_options(imp, op, "SoftmaxOptions").Beta()))
     # PreprocessSoftmaxScaling caps the multiplier below 2**30 in single-rounding builds.
     cap = (1 << 30) - 1.0 if fp.single_rounding() else (1 << 31) - 1.0
@@ -914,8 +920,9 @@ def _softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
     mult, left_shift = fp.quantize_multiplier_greater_than_one(real)
     diff_min = -fp.calculate_input_radius(5, left_shift)
     return imp.emit(
-        bb, int8.softmax, imp.value(ins[0]), name="softmax_int8", input_multiplier=mult,
-        input_left_shift=left_shift, diff_min=diff_min,
+        bb, int8.softmax, imp.value(ins[0]),
+        name="softmax_int8" if bits == 8 else "softmax_int8_int16", input_multiplier=mult,
+        input_left_shift=left_shift, diff_min=diff_min, out_dtype=out.dtype,
     )  # fmt: skip
 
 

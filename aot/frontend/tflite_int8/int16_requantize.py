@@ -17,7 +17,7 @@ from aot.frontend.tflite_int8.importer import _Importer, _TensorInfo
 from aot.frontend.tflite_int8.int16 import _by_input_dtype, _symmetric
 from aot.ops import fixedpoint as fp
 
-_RANGES = {"int8": (-128, 127), "int16": (-32768, 32767)}
+_RANGES = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
 
 
 def _quantize_16(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
@@ -25,8 +25,13 @@ def _quantize_16(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorI
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["float32", "int8", "int16"], "input")
-    imp.expect(out, ["int8", "int16"], "output")
+    # int16 -> int32: TFLite Micro's quantize.cc (keyword_scrambled's last operator).
+    imp.expect(out, ["int8", "int16", "int32"] if x.dtype == "int16" else ["int8", "int16"],
+               "output")  # fmt: skip
     imp.per_tensor(out, "output")
+    if out.dtype == "int32" and out.zp != 0:
+        # Requantize adds the zero point in int32 after the product; with 0 nothing wraps.
+        raise imp.unsupported(f"the int32 output has zero point {out.zp}; aot needs 0")
     if x.dtype == "float32":
         return imp.emit(
             bb, int8.quantize, imp.value(ins[0]), name="quantize_int16", scale=out.s,

@@ -38,12 +38,14 @@ def _svdf(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     x, wf, wt, st = (imp.tensors[ins[i]] for i in (0, 1, 2, 4))
     imp.expect(x, ["int8"], "input")
     imp.expect(wf, ["int8"], "feature weights")
-    imp.expect(wt, ["int16"], "time weights")
-    imp.expect(st, ["int16"], "state")
+    # int16 time weights and state are TFLite's form; int8 for both is TFLite Micro's
+    # (its keyword benchmark), which keeps a zero point in the state.
+    imp.expect(wt, ["int16", "int8"], "time weights")
+    imp.expect(st, [wt.dtype], "state")
     imp.expect(out, ["int8"], "output")
     for t, role in ((x, "input"), (wf, "feature weights"), (wt, "time weights"), (st, "state")):
         imp.per_tensor(t, role)
-    if st.zp != 0:
+    if st.dtype == "int16" and st.zp != 0:
         raise imp.unsupported(f"state {st.name!r} has zero point {st.zp}; TFLite needs 0")
     opts = _required_options(imp, op, "SVDFOptions")
     # TFLite's integer kernel refuses other activations and applies none itself.
@@ -77,9 +79,10 @@ def _svdf(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     next_state = imp.emit(
         bb, int8_state.svdf_state, imp.value(ins[0]), imp.value(ins[1]), imp.value(ins[4]),
         name="svdf_state_int8", memory=memory, input_zp=x.zp, multiplier=m1, shift=s1,
+        state_zp=st.zp,
     )  # fmt: skip
     imp.update_state(ins[4], next_state, "state")
     return imp.emit(
         bb, int8_state.svdf_output, next_state, imp.value(ins[2]), bias, name="svdf_int8",
-        rank=rank, output_zp=out.zp, multiplier=m2, shift=s2,
+        rank=rank, output_zp=out.zp, multiplier=m2, shift=s2, state_zp=st.zp,
     )  # fmt: skip
