@@ -64,7 +64,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "'aot validate' draws (seed S: values within zero point +-32, +-8, +-2 or the whole "
         "range as S %% 4 is 1, 2, 3 or 0); instead of -i",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of --fill random or spread (default: 0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of --fill random or spread (default: 0)"
+    )
     parser.add_argument(
         "--top",
         type=int,
