@@ -136,6 +136,8 @@ def compile_model(
     report(f"importing {model_path}")
     imported = import_model(model_path, options.frontend)
     report(f"imported with the {imported.frontend} frontend")
+    for note in imported.notes:
+        report(note)
     timings["import_s"] = time.perf_counter() - start
 
     mark = time.perf_counter()

@@ -109,6 +109,9 @@ class ImportedModel:
     source_operators: tuple[SourceOperator, ...] = field(default=())
     # Persistent operator state: extra trailing parameters and results of ``main``.
     states: tuple[StateSpec, ...] = field(default=())
+    # What the import changed on the way, one line each for the build log (e.g. a
+    # dynamic batch fixed to 1 and shape arithmetic folded, see aot.frontend.tflite_static).
+    notes: tuple[str, ...] = field(default=())
 
     @property
     def sources(self) -> tuple[SourceOperator, ...]:

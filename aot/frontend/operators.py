@@ -159,7 +159,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "int8, both inputs per-tensor. 16x8: int16 (zero point 0)",
         f"any rank, numpy broadcasting (output = broadcast shape); {_FUSED}",
     ),
-    "NEG": (_SAME_Q, "any rank; negates the stored value (as TFLite; -128 stays -128)"),
+    "NEG": (
+        f"{_SAME_Q}; float32 between a DEQUANTIZE and a QUANTIZE",
+        "any rank; negates the stored value (as TFLite; -128 stays -128); float32 exactly "
+        "(Keras LayerNormalization's export negates its mean in float)",
+    ),
     "PACK": (_SAME_Q_OR_INT16, "any rank, any axis (negative allowed); inputs of one shape"),
     "PAD": (
         _INT8_OR_INT16_ANY_ZP,
@@ -304,12 +308,12 @@ INT8_OPERATORS.update(
         "REVERSE_V2": (_SAME_Q, "any rank; constant axes (negative allowed), one or several"),
         "BROADCAST_TO": (_SAME_Q, "any rank; constant shape; numpy broadcasting"),
         "SPACE_TO_BATCH_ND": (
-            _SAME_Q,
+            f"{_SAME_Q}; int16 (a dilated Conv1D in a 16x8 export)",
             "3-D or 4-D (as TFLite); constant block shape and paddings; padded values are "
             "the output zero point",
         ),
         "BATCH_TO_SPACE_ND": (
-            _SAME_Q,
+            f"{_SAME_Q}; int16 (a dilated Conv1D in a 16x8 export)",
             "3-D or 4-D (as TFLite); constant block shape and crops",
         ),
         "GATHER_ND": (
@@ -983,6 +987,76 @@ tests/operators). The others are accepted by the frontend and compile when they 
 to static-shape TIR kernels.
 """
 
+# "What converters emit": graph patterns converters write that aot handles at import, and
+# what it still refuses, each with the converter setting that avoids it. Rows are
+# (pattern, what aot does, converter setting); other importers' rows may be appended.
+CONVERTER_PATTERNS: list[tuple[str, str, str]] = [
+    (
+        "Keras 3 dynamic batch (`keras.Input(shape)` without `batch_size`): inputs with "
+        "`shape_signature` -1 in dimension 0",
+        "folded at import (aot/frontend/tflite_static.py): the batch is fixed to 1 and the "
+        "build log says so; shapes are inferred operator by operator over the converter's "
+        "placeholders (a RESHAPE output stored as `[1, 1]`)",
+        "none needed; `keras.Input(shape, batch_size=1)` makes the converter fold it itself",
+    ),
+    (
+        "Shape arithmetic on a dynamic batch: SHAPE -> STRIDED_SLICE / GATHER -> "
+        "REDUCE_PROD -> PACK / CONCATENATION -> RESHAPE (Flatten, Reshape, a Dense on a "
+        "3-D tensor)",
+        "folded into constants at import, computed as TFLite's kernels compute them; the "
+        "operators left without a reader are removed. Folded when every input is constant: "
+        "{folded}",
+        "none needed; a fixed batch (`batch_size=1`) gives the same graph without it",
+    ),
+    (
+        "Keras LayerNormalization in an int8 export: MEAN -> DEQUANTIZE -> NEG (float32) -> "
+        "QUANTIZE",
+        "runs: the float32 NEG is exact, DEQUANTIZE and QUANTIZE are TFLite's",
+        "none needed",
+    ),
+    (
+        "A dynamic dimension other than the batch (`keras.Input((None, 16))`, a variable "
+        "sequence length)",
+        "refused with a one-line error naming the input: aot compiles one static shape",
+        "fix the dimension when exporting (`keras.Input((8, 16))`, or the converter's "
+        "concrete input shape)",
+    ),
+    (
+        "Keras 3 `UpSampling2D`: EXPAND_DIMS -> TILE -> RESHAPE, TILE on int8 (version 3)",
+        "refused by name: neither TensorFlow Lite Micro nor LiteRT 2.3's reference kernels "
+        "run int8 TILE, so no reference could check it",
+        "`keras.layers.Resizing(h, w, interpolation='nearest')`, which exports "
+        "RESIZE_NEAREST_NEIGHBOR",
+    ),
+    (
+        "Integer arithmetic on int32 tensors that are not constant (an int32 model input "
+        "feeding GATHER, STRIDED_SLICE, CONCATENATION, PACK, ADD or MUL)",
+        "refused with the operator's name and dtype: these operators take int8 (and int16) "
+        "data; int32 reaches them only as folded shape arithmetic",
+        "keep integer index arithmetic out of the exported graph, or feed indices to "
+        "GATHER / EMBEDDING_LOOKUP, which take int32 indices",
+    ),
+]
+
+
+def _converter_patterns_markdown() -> str:
+    from aot.frontend.tflite_static import FOLDED_OPERATORS
+
+    folded = ", ".join(f"`{name}`" for name in FOLDED_OPERATORS)
+    out = [
+        "## What converters emit\n",
+        "Graph patterns converters write that aot handles at import, and what it still "
+        "refuses, with the converter setting that avoids each (docs/int8.md, section "
+        "'Dynamic batch', describes the import step).\n",
+        "| pattern | aot | converter setting |",
+        "|---|---|---|",
+    ]
+    for pattern, handling, setting in CONVERTER_PATTERNS:
+        row = [pattern, handling.format(folded=folded), setting]
+        out.append("| " + " | ".join(_cell(text) for text in row) + " |")
+    return "\n".join(out) + "\n"
+
+
 MARKDOWN_OUTRO = """\
 ## Data types at the model boundary
 
@@ -1066,6 +1140,8 @@ def render_markdown(selected: list[FrontendTable] | None = None) -> str:
                 "supported: its constant assignments are folded into the variables' "
                 "initial values.\n"
             )
+    if selected is None:
+        out.append(_converter_patterns_markdown())
     out.append(MARKDOWN_OUTRO)
     return "\n".join(out).rstrip("\n") + "\n"
 

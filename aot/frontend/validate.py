@@ -823,7 +823,8 @@ class Validated:
     """A validated file: the bytes the tflite accessors may read, and the plain view."""
 
     padded: bytes
-    model: Model
+    model: Model  # subgraph 0 as aot.frontend.tflite_static made it static
+    static: Any = None  # its StaticReport: what that step fixed and folded
 
 
 def validate(data: bytes, source: str) -> Validated:
@@ -839,12 +840,17 @@ def validate(data: bytes, source: str) -> Validated:
                 _check_tensor(t, model.buffers)
             _check_graph(sg, model.buffers)
         padded = data + b"\0" * PADDING
+        # A dynamic-batch export becomes static (batch 1, shape arithmetic folded) before
+        # its shapes are checked; a static graph comes back unchanged.
+        from aot.frontend.tflite_static import make_static
+
+        model, static = make_static(model, padded, source)
         for sg in model.subgraphs:
             _check_shapes(sg, model, padded)
     except _Damage as err:
         raise ModelError(f"{source}: {DAMAGED}: {err}") from None
     _check_supported(model, source)
-    return Validated(padded, model)
+    return Validated(padded, model, static)
 
 
 # Operators whose variable tensor (state) the int8 importer keeps in the persistent pool.

@@ -203,6 +203,12 @@ def negate(data: te.Tensor) -> te.Tensor:
     )
 
 
+def negate_float32(data: te.Tensor) -> te.Tensor:
+    """TFLite's float32 NEG (exact): Keras LayerNormalization's int8 export negates the
+    mean between a DEQUANTIZE and a QUANTIZE."""
+    return te.compute(data.shape, lambda *idx: -data[idx], name="neg_f32", tag=ELEMWISE)
+
+
 def concatenate_requantize(
     *tensors: te.Tensor,
     axis: int,

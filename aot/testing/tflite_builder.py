@@ -246,6 +246,9 @@ OPERATORS.update(
     }
 )
 
+# The shape arithmetic Keras 3 writes for a dynamic batch (aot/frontend/tflite_static.py).
+OPERATORS.update({"REDUCE_PROD": OperatorSpec("ReducerOptions"), "RANGE": OperatorSpec(None)})
+
 
 @dataclass
 class _Tensor:

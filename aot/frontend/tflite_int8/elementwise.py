@@ -179,6 +179,9 @@ def _neg(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
     from aot.ops import int8_elementwise as ew
 
     x = imp.tensors[ins[0]]
+    if x.dtype == "float32":  # between a DEQUANTIZE and a QUANTIZE (LayerNormalization)
+        imp.expect(out, ["float32"], "output")
+        return imp.emit(bb, ew.negate_float32, imp.value(ins[0]), name="neg_float32")
     imp.expect(x, ["int8"], "input")
     imp.expect(out, ["int8"], "output")
     _same_quantization(imp, x, out, "input")

@@ -164,8 +164,15 @@ class _Importer:
             raise ModelError(f"{source} is not a TFLite model (no 'TFL3' file identifier)")
         # Everything read below was checked by the validation pass (indices, lengths,
         # shapes, quantization); the accessors read the padded copy it returns.
-        self.data = validate(data, source).padded
+        checked = validate(data, source)
+        self.data = checked.padded
         self.model = _fb("Model").GetRootAs(self.data, 0)
+        # Shapes, constants and the operator list come from the validated view: for a
+        # dynamic-batch export, aot.frontend.tflite_static made it static (batch 1, shape
+        # arithmetic folded into constants); the flatbuffer keeps names, types, options.
+        self.static_graph = checked.model.subgraphs[0]
+        self.static_buffers = checked.model.buffers
+        self.notes = checked.static.notes() if checked.static is not None else ()
         # Subgraph 0 runs; others are only read where an operator names them (CALL_ONCE's
         # initialization); IF and WHILE are refused by name.
         self.subgraph_count = self.model.SubgraphsLength()
@@ -188,12 +195,11 @@ class _Importer:
         t = self.graph.Tensors(index)
         name = (t.Name() or b"").decode("utf-8", "replace") or f"tensor_{index}"
         dtype = TFLITE_DTYPES.get(t.Type(), f"tflite-type-{t.Type()}")
-        shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
-        signature = (
-            tuple(int(d) for d in t.ShapeSignatureAsNumpy()) if t.ShapeSignatureLength() else ()
-        )
+        static = self.static_graph.tensors[index]
+        shape, signature = tuple(static.shape), tuple(static.signature)
         # A dynamic batch (signature -1 in dimension 0) runs at the stored size, as the TFLite
-        # interpreter does without a resize; any other dynamic dimension is refused.
+        # interpreter does without a resize; any other dynamic dimension is refused (a
+        # dynamic-batch export arrives here static: see aot.frontend.tflite_static).
         if any(d < 0 for d in shape) or any(d < 0 for d in signature[1:]):
             raise UnsupportedError(
                 f"{self.source}: tensor {name!r} has a dynamic shape "
@@ -213,8 +219,17 @@ class _Importer:
             # A 1-D tensor's one dimension is its channel (validate.py's rule).
             qdim = int(q.QuantizedDimension()) if len(shape) != 1 else 0
         return _TensorInfo(
-            index, name, shape, dtype, scale, zero_point, qdim, self._buffer(t, dtype, shape)
+            index, name, shape, dtype, scale, zero_point, qdim, self._static_data(index, dtype)
         )
+
+    def _static_data(self, index: int, dtype: str) -> np.ndarray | None:
+        """The tensor's constant data (validate checked its length against the shape)."""
+        static = self.static_graph.tensors[index]
+        raw = self.static_buffers[static.buffer].data
+        if raw is None or dtype not in TFLITE_DTYPES.values():
+            return None
+        array = np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<"))
+        return array.astype(np.dtype(dtype)).reshape(static.shape)
 
     def _buffer(self, t: Any, dtype: str, shape: tuple[int, ...]) -> np.ndarray | None:
         b = self.model.Buffers(t.Buffer())
@@ -327,6 +342,7 @@ class _Importer:
             operators=tuple(operators),
             source_operators=tuple(sources),
             states=tuple(self.states.values()),
+            notes=self.notes,
         )
 
     def _convert(
@@ -344,7 +360,8 @@ class _Importer:
         names = _builtin_names()
         with bb.function("main", params):
             with bb.dataflow():
-                for index in range(graph.OperatorsLength()):
+                for static_op in self.static_graph.operators:
+                    index = static_op.index
                     op = graph.Operators(index)
                     code = codes(op.OpcodeIndex())
                     builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
@@ -555,6 +572,11 @@ STATE_SOURCES: list[Callable[[_Importer], list[tuple[str, StateSpec]]]] = []
 UNSUPPORTED_REASONS: dict[str, str] = {
     "SQRT": "int8 SQRT is not supported: TFLite (LiteRT and TFLite Micro) has no int8 SQRT "
     "kernel, only a float32 one (a float model imports with --frontend relax-tflite)",
+    # Keras 3's UpSampling2D exports TILE (version 3, int8), which no reference runs.
+    "TILE": "int8 TILE is not supported: neither TensorFlow Lite Micro nor LiteRT 2.3's "
+    "reference kernels run it (Keras 3's UpSampling2D exports it); upsample with "
+    "keras.layers.Resizing(height, width, interpolation='nearest') instead, which exports "
+    "RESIZE_NEAREST_NEIGHBOR",
 }
 
 

@@ -240,7 +240,8 @@ def _space_to_batch(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
     from aot.ops import int8_logic
 
     x = imp.tensors[ins[0]]
-    _movement._int8_pair(imp, x, out)
+    # int16 too (a dilated Conv1D in a 16x8 export): the stored values are moved as they are.
+    _movement._int8_pair(imp, x, out, ("int8", "int16"))
     block = _block_shape(imp, ins, x)
     pads = _pairs(imp, ins[2], len(block), "the paddings")
     spatial = []
@@ -251,7 +252,7 @@ def _space_to_batch(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
         spatial.append(padded // b)
     _check_shape(imp, out, [x.shape[0] * int(np.prod(block)), *spatial, *x.shape[1 + len(block) :]])
     return imp.emit(
-        bb, int8_logic.space_to_batch_nd, imp.value(ins[0]), name="space_to_batch_nd_int8",
+        bb, int8_logic.space_to_batch_nd, imp.value(ins[0]), name=f"space_to_batch_nd_{x.dtype}",
         block=tuple(block), pads_before=tuple(p[0] for p in pads), pad_value=out.zp,
         out_shape=out.shape,
     )  # fmt: skip
@@ -262,7 +263,7 @@ def _batch_to_space(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
     from aot.ops import int8_logic
 
     x = imp.tensors[ins[0]]
-    _movement._int8_pair(imp, x, out)
+    _movement._int8_pair(imp, x, out, ("int8", "int16"))
     block = _block_shape(imp, ins, x)
     crops = _pairs(imp, ins[2], len(block), "the crops")
     count = int(np.prod(block))
@@ -276,7 +277,7 @@ def _batch_to_space(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
         spatial.append(cropped)
     _check_shape(imp, out, [x.shape[0] // count, *spatial, *x.shape[1 + len(block) :]])
     return imp.emit(
-        bb, int8_logic.batch_to_space_nd, imp.value(ins[0]), name="batch_to_space_nd_int8",
+        bb, int8_logic.batch_to_space_nd, imp.value(ins[0]), name=f"batch_to_space_nd_{x.dtype}",
         block=tuple(block), crops_before=tuple(c[0] for c in crops), out_shape=out.shape,
     )  # fmt: skip
 
