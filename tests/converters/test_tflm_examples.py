@@ -206,3 +206,65 @@ def test_per_channel_rule_judges_what_the_kernels_read() -> None:
         validate(_fc_with_per_channel(0, 3, 7), "short_bias.tflite")
     with pytest.raises(ModelError, match=r"quantized along dimension 2 of its shape \[8, 16\]"):
         validate(_fc_with_per_channel(2, 0, 8), "bad_weights.tflite")
+
+
+def _int8_svdf_model(rng: np.random.Generator, state_zp: int) -> bytes:
+    """One SVDF in TFLite Micro's int8 form (int8 time weights and state), scales chosen
+    so the feature product saturates the int8 state now and then."""
+    from aot.testing.tflite_builder import TFLiteModelBuilder
+
+    batch, depth, rank = 2, 6, 2
+    filters, memory = 2 * rank, 4
+    f32 = np.float32
+    b = TFLiteModelBuilder()
+    x_scale = float(f32(0.05))
+    x = b.add_input("x", (batch, depth), "int8", scale=x_scale, zero_point=-7)
+    wf_scale, wt_scale, st_scale = float(f32(0.01)), float(f32(0.008)), float(f32(0.06))
+    wf = b.add_constant(
+        "wf", rng.integers(-127, 128, (filters, depth), dtype=np.int8), scale=wf_scale,
+        zero_point=0,
+    )  # fmt: skip
+    wt = b.add_constant(
+        "wt", rng.integers(-127, 128, (filters, memory), dtype=np.int8), scale=wt_scale,
+        zero_point=0,
+    )  # fmt: skip
+    bias = b.add_constant(
+        "bias", rng.integers(-3000, 3000, filters // rank, dtype=np.int32),
+        scale=float(f32(f32(st_scale) * f32(wt_scale))), zero_point=0,
+    )  # fmt: skip
+    state = b.add_tensor(
+        "state", (batch, filters * memory), "int8", scale=st_scale, zero_point=state_zp,
+        is_variable=True,
+    )  # fmt: skip
+    y = b.add_tensor("y", (batch, filters // rank), "int8", scale=0.2, zero_point=3)
+    b.add_operator("SVDF", [x, wf, wt, bias, state], [y], {"rank": rank})
+    b.mark_output(y)
+    return b.build()
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("state_zp", [0, -50, 100])
+def test_int8_svdf_carries_state_like_tflite_micro(state_zp: int) -> None:
+    """The int8 form over 6 inferences against TFLite Micro's interpreter; a zero point of
+    100 makes the clamped newest entry plus the zero point wrap, as TFLite Micro stores it."""
+    import tvm
+
+    from tests.int8.harness import compile_vm
+
+    rng = np.random.default_rng(900 + state_zp)
+    model = _int8_svdf_model(rng, state_zp)
+    steps = [rng.integers(-128, 128, (2, 6), dtype=np.int8) for _ in range(6)]
+    imported, vm = compile_vm(model, "double")
+    states = [
+        np.zeros(s.shape, s.dtype) if s.initial is None else np.asarray(s.initial, s.dtype)
+        for s in imported.states
+    ]
+    # The state starts at its zero point, as TFLite Micro resets an int8 variable.
+    assert (states[0] == state_zp).all()
+    tflm = TFLMReference(model)
+    tflm.interpreter.reset()
+    for index, x in enumerate(steps):
+        result = [r.numpy() for r in vm["main"](*(tvm.runtime.tensor(a) for a in (x, *states)))]
+        states = result[1:]
+        want = tflm.run([x], reset=False)[0]
+        np.testing.assert_array_equal(result[0], want, err_msg=f"inference {index}")
