@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import math
+import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from aot.boards import Board, load_board
+from aot.boards import Board, load_build_board
 from aot.device.client import DeviceClient, RunResult
 from aot.device.process import sigterm_unwinds
 from aot.errors import ConfigError, InternalError
@@ -26,21 +27,35 @@ class RunReport:
     board: str
     time_unit: str  # what one count of time_per_run is: ns, cycles or instructions
     units_per_tick: int  # e.g. 40 instructions per FPGAIO tick under QEMU -icount
+    per_run_ticks: tuple[int, ...] = ()  # each inference's ticks (--repeat N)
+    server: str | None = None  # the board server that ran it (a farm result)
 
     @property
     def time_per_run(self) -> int:
         return self.result.ticks * self.units_per_tick // max(self.result.runs, 1)
 
+    @property
+    def time_median(self) -> float:
+        """The median inference's time (the mean of the middle two for an even count,
+        as aot bench's)."""
+        each = self.per_run_ticks or (self.result.ticks // max(self.result.runs, 1),)
+        return float(statistics.median(t * self.units_per_tick for t in each))
+
     def to_json(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        from aot.reports import report_identity
+
         result = self.result
         return {
-            "board": self.board,
+            **report_identity(metadata["model"]["name"], self.board, self.server),
             "runs": result.runs,
             "status": result.status,
             "time_per_run": self.time_per_run,
             "time_unit": self.time_unit,
             "time_min": result.ticks_min * self.units_per_tick,
+            "time_median": self.time_median,
             "time_max": result.ticks_max * self.units_per_tick,
+            # Each inference's time, in time_unit (one RUN request each).
+            "time_each": [t * self.units_per_tick for t in self.per_run_ticks],
             "ticks_per_run": result.ticks // max(result.runs, 1),
             "ticks_per_second": result.ticks_per_second,
             **self.stats,
@@ -258,13 +273,20 @@ def run_model(
 ) -> RunReport:
     output = Path(output)
     metadata = read_metadata(output)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     # SIGTERM unwinds the session like an error, so the device is stopped on the way out.
     with (
         sigterm_unwinds(),
         connect(output, metadata, board, timeout, port, baud, runner) as client,
     ):
-        result = client.run(inputs, repeats=repeats, timeout=timeout)
+        client.check_repeat_cap(repeats)  # the firmware's AOT_APP_MAX_REPEATS, as before
+        result = client.run(inputs, repeats=1, timeout=timeout)
+        # Each further inference is a request of its own, so each is timed (min / median /
+        # max and every run's figure), on the inputs already set.
+        each = [result.ticks, *(client.run_timed(timeout) for _ in range(repeats - 1))]
+        result = replace(
+            result, ticks=sum(each), runs=len(each), ticks_min=min(each), ticks_max=max(each)
+        )
         stats = client.stats()
         client.quit()
     stats_json = {
@@ -274,7 +296,7 @@ def run_model(
     }
     unit = board.ticks.unit if board.ticks else "ticks"
     per_tick = (board.ticks.instructions_per_tick if board.ticks else None) or 1
-    return RunReport(result.outputs, result, stats_json, board.name, unit, per_tick)
+    return RunReport(result.outputs, result, stats_json, board.name, unit, per_tick, tuple(each))
 
 
 @contextlib.contextmanager
@@ -288,7 +310,7 @@ def open_session(
     start, one flash). Ends the server with QUIT when the block finishes normally."""
     output = Path(output)
     metadata = read_metadata(output)
-    board = load_board(metadata["board"])
+    board = load_build_board(metadata)
     with sigterm_unwinds(), connect(output, metadata, board, timeout, port, baud) as client:
         yield client
         client.quit()

@@ -64,9 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "'aot validate' draws (seed S: values within zero point +-32, +-8, +-2 or the whole "
         "range as S %% 4 is 1, 2, 3 or 0); instead of -i",
     )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="seed of --fill random or spread (default: 0)"
-    )
+    parser.add_argument("--seed", type=int, help="seed of --fill random or spread (default: 0)")
     parser.add_argument(
         "--top",
         type=int,
@@ -79,7 +77,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--repeat",
         type=int,
         default=1,
-        help="inferences to time, at most what the firmware announces (default: 1)",
+        help="inferences to time, each on its own (min / median / max; every run's figure "
+        "in --json), at most what the firmware announces (default: 1)",
     )
     add_device_options(parser)
     add_farm_options(parser)
@@ -164,6 +163,15 @@ def top_values(output: np.ndarray, spec: dict[str, Any], k: int) -> list[dict[st
     ]
 
 
+def check_seed(args: argparse.Namespace) -> None:
+    """--seed means something only for seeded fills: refused elsewhere, not ignored."""
+    if args.seed is not None and args.fill in (None, "zeros"):
+        source = "the inputs come from the -i files" if args.input else "--fill zeros has no seed"
+        raise ConfigError(f"--seed seeds --fill random or --fill spread; {source}, so drop --seed")
+    if args.seed is None:
+        args.seed = 0
+
+
 def _inputs(args: argparse.Namespace, metadata: dict[str, Any]) -> list[np.ndarray]:
     from aot.runner import load_inputs
 
@@ -191,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
     check_timeout(args.timeout, what="--timeout")
     if args.top is not None and args.top < 1:
         raise ConfigError(f"--top {args.top}: expected a number of values >= 1")
+    check_seed(args)
     farm = farm_target(args)
     folder = Path(args.folder)
     metadata = read_metadata(folder)
@@ -240,6 +249,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"model '{metadata['model']['name']}' on {report.board}: {report.result.runs} run(s)")
     print(f"  time per run   {document['time_per_run']} {document['time_unit']}")
+    if report.result.runs > 1:
+        spread = f"{document['time_min']} / {_number(document['time_median'])} / "
+        print(f"  min/med/max    {spread}{document['time_max']} {document['time_unit']}")
+    if document.get("server"):
+        print(f"  ran by         {document['server']}")
     for line in section_lines(document["sections"], metadata.get("build", {}).get("reserved")):
         print(line)
     if document.get("peak_stack_bytes") is not None:
