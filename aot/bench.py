@@ -13,7 +13,7 @@ import hashlib
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,8 @@ class OperatorProfile:
     time: int  # in the report's time_unit, from the last repeat
     share: float  # of the per-operator sum, 0..1
     macs: int  # multiply-accumulates, from metadata.json (0: none or unknown)
+    # One tick is at most 1% of the time (aot.timing.resolved); else the figure is noise.
+    resolved: bool = True
 
     @property
     def time_per_mac(self) -> float | None:
@@ -73,6 +75,8 @@ class BenchReport:
     sections: dict[str, int] = field(default_factory=dict)  # text, rodata, data, bss
     outputs: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
     server: str | None = None  # the board server that ran it (a farm result)
+    clock: str = ""  # what the port timed with (aot.timing.describe_clock)
+    clock_resolution: str = ""  # one tick: "40 instructions", "1 cycle", "30.5 us"
 
     @property
     def time_min(self) -> int:
@@ -188,8 +192,14 @@ def bench_folder(
             client.quit()
     assert result is not None
 
-    operators = _operators(metadata, profiles[-1]) if profiles else []
+    from aot.timing import describe_clock, resolved
+
+    operators = [
+        replace(op, resolved=resolved(op.time, per_tick))
+        for op in (_operators(metadata, profiles[-1]) if profiles else [])
+    ]
     sections = metadata.get("build", {}).get("sections", {})
+    clock = describe_clock(board, metadata, result.ticks_per_second, per_tick)
     return BenchReport(
         model=metadata["model"]["name"],
         board=board.name,
@@ -210,6 +220,8 @@ def bench_folder(
         constants_bytes=metadata["constants"]["bytes"],
         sections=dict(sections),
         outputs=result.outputs,
+        clock=clock.name,
+        clock_resolution=clock.resolution,
     )
 
 
@@ -257,7 +269,8 @@ def format_report(report: BenchReport) -> list[str]:
     """The human-readable report: inference time, the per-operator table, memory."""
     unit = report.time_unit
     lines = [
-        f"model '{report.model}' on {report.board}: {report.repeats} inference(s), {unit}",
+        f"model '{report.model}' on {report.board}: {report.repeats} inference(s), {unit}"
+        + (f"; clock: {report.clock}, one tick {report.clock_resolution}" if report.clock else ""),
         f"  per inference  min {_count(report.time_min)}  median "
         f"{_count(report.time_median)}  max {_count(report.time_max)}",
     ]
@@ -274,7 +287,7 @@ def format_report(report: BenchReport) -> list[str]:
                     str(op.step),
                     op.label,
                     _count(op.time),
-                    f"{100 * op.share:.1f}%",
+                    f"{100 * op.share:.1f}%" if op.resolved else "coarse",
                     _count(op.macs) if op.macs else "-",
                     f"{per_mac:.2f}" if per_mac is not None else "-",
                     op.kernel,
@@ -296,6 +309,13 @@ def format_report(report: BenchReport) -> list[str]:
         if report.profile_error is not None:
             ratio = 100 * report.operators_total / report.times[-1]
             lines.append(f"  operators add up to {ratio:.2f}% of the whole inference (last repeat)")
+        coarse = [op for op in report.operators if not op.resolved]
+        if coarse:
+            lines.append(
+                f"  {len(coarse)} operator(s) marked 'coarse' last fewer than 100 ticks of "
+                f"the clock ({report.clock_resolution} each): their figures are not "
+                "measurements"
+            )
         if report.profiles_identical is False:
             lines.append("  per-operator figures differed between repeats (the last is shown)")
     if not report.outputs_identical:

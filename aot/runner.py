@@ -41,6 +41,12 @@ class RunReport:
         each = self.per_run_ticks or (self.result.ticks // max(self.result.runs, 1),)
         return float(statistics.median(t * self.units_per_tick for t in each))
 
+    def clock(self, metadata: dict[str, Any]) -> Any:
+        """The clock the port timed with and one tick of it (aot/timing.py)."""
+        from aot.timing import run_clock
+
+        return run_clock(metadata, self.result.ticks_per_second, self.units_per_tick)
+
     def to_json(self, metadata: dict[str, Any]) -> dict[str, Any]:
         from aot.reports import report_identity
 
@@ -58,6 +64,8 @@ class RunReport:
             "time_each": [t * self.units_per_tick for t in self.per_run_ticks],
             "ticks_per_run": result.ticks // max(result.runs, 1),
             "ticks_per_second": result.ticks_per_second,
+            # Which clock the port timed with and one tick of it (aot/timing.py).
+            **self.clock(metadata).to_json(),
             **self.stats,
             "sections": metadata.get("build", {}).get("sections", {}),
             "constants_bytes": metadata["constants"]["bytes"],

@@ -8,6 +8,8 @@ Sections (each a module benchmarks/bench_<name>.py with ``run() -> (title, rows)
   memory    int8 constants and workspace next to the TFLite Micro arena
   planners  workspace per model and planning algorithm, ratio to the lower bound
   qemu      instructions per inference, stack and section sizes on the emulated boards
+  zephyr    the same under Zephyr 3.4.99 (../shared/zephyr) against the cmsis template
+  zephyr_profile  vww's per-operator shares on mps2_an385, cmsis against Zephyr
 Results are deterministic except wall-clock times. Under QEMU, time is counted in
 instructions (-icount), never cycles.
 """
@@ -70,7 +72,7 @@ def _section(name: str) -> Section:
 
 
 SECTIONS: dict[str, Section] = {"compile": compile_section}
-for _name in ("memory", "planners", "qemu"):
+for _name in ("memory", "planners", "qemu", "zephyr", "zephyr_profile"):
     if (Path(__file__).resolve().parent / f"bench_{_name}.py").is_file():
         SECTIONS[_name] = _section(_name)
 

@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# cmake .. gperf: Zephyr builds of --template zephyr projects (the test tier tests/zephyr).
 DEBIAN_PACKAGES=(make gcc gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-                 qemu-system-arm)
+                 qemu-system-arm cmake ninja-build device-tree-compiler gperf)
 
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
@@ -25,7 +26,7 @@ PYTHON="${PYTHON:-python3}"
 # (Run from / so that the checkout itself does not shadow the installed package.)
 installed_from=$(cd / && "$PYTHON" -c 'import os, aot, tvm, tflite, onnx, onnxruntime, yaml
 import ai_edge_litert, jsonschema, serial, flatbuffers, xdist
-import cmsis_pack_manager, xmlschema, tornado, psutil, ethosu.vela
+import cmsis_pack_manager, xmlschema, tornado, psutil, ethosu.vela, elftools, pykwalify, west
 print(os.path.dirname(os.path.dirname(os.path.realpath(aot.__file__))))' 2>/dev/null || true)
 if [ "$installed_from" != "$(pwd -P)" ]; then
   echo "setup: installing the aot Python package and its dependencies"

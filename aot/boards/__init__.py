@@ -162,6 +162,9 @@ class Board:
     accelerators: tuple[Accelerator, ...] = ()
     zephyr_board: str | None = None
     zephyr_sram: str | None = None  # the memory that is Zephyr's chosen zephyr,sram
+    # (Zephyr version it first had the name, that name), oldest first; empty: the board
+    # has had ``zephyr_board`` in every Zephyr aot supports (aot.project.zephyr_tree).
+    zephyr_names: tuple[tuple[str, str], ...] = ()
     aliases: tuple[str, ...] = ()  # other names --board accepts
     cmsis: CmsisDevice | None = None
     qemu: QemuConfig | None = None
@@ -243,6 +246,7 @@ class Board:
     def names(self) -> tuple[str, ...]:
         """Every name --board accepts for this board: its own, Zephyr's, the aliases."""
         extra = (self.zephyr_board,) if self.zephyr_board else ()
+        extra += tuple(name for _, name in self.zephyr_names)
         return tuple(dict.fromkeys((self.name, *extra, *self.aliases)))
 
     def c_defines(self) -> dict[str, str]:
@@ -381,6 +385,10 @@ def board_from_data(
         ),
         zephyr_board=(data.get("zephyr") or {}).get("board"),
         zephyr_sram=(data.get("zephyr") or {}).get("sram"),
+        zephyr_names=tuple(
+            (str(since), name)
+            for since, name in (data.get("zephyr") or {}).get("names", {}).items()
+        ),
         aliases=tuple(data.get("aliases", [])),
         cmsis=cmsis_device,
         qemu=QemuConfig(qemu["machine"], qemu.get("cpu"), tuple(qemu.get("extra_args", [])))

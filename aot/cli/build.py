@@ -151,6 +151,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="generate the model library and the project, but do not compile the project",
     )
+    parser.add_argument(
+        "--zephyr-base",
+        metavar="DIR",
+        help="the Zephyr tree that builds a --template zephyr project (default: $ZEPHYR_BASE; "
+        "neither: the project is generated and the west command printed); see docs/boards.md",
+    )
     add_json_option(parser)
     parser.set_defaults(func=run)
 
@@ -406,6 +412,11 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)
     check_cross_compiler(board, args)
+    from aot.project.zephyr_tree import build_output, tree_for_build
+
+    template = args.template or board.templates[0]
+    zephyr_tree = tree_for_build(template, args.zephyr_base, board)
+    zephyr_version = zephyr_tree.version if zephyr_tree else None
     with staged_output(output, args.force, reads=[args.model, args.pool_file]) as staging:
         compiled = compile_model(args.model, staging, options, progress=progress, board=board)
         metadata = dict(compiled.metadata)
@@ -419,7 +430,7 @@ def run(args: argparse.Namespace) -> int:
             board, args.constants_memory, metadata, constants_region, args.accelerator
         )
         progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
-        project = generate_project(staging, metadata, board, args.template)
+        project = generate_project(staging, metadata, board, args.template, zephyr_version)
         metadata["project"] = project.to_json()
         if not args.no_build and project.built_by_aot:
             progress("compiling the project")
@@ -438,6 +449,12 @@ def run(args: argparse.Namespace) -> int:
         from aot.cli.inspect import load_plan, picture
 
         (staging / "memory.svg").write_text(picture(load_plan(metadata)))
+    if zephyr_tree is not None and not args.no_build:
+        # In the final folder, not the staging one: CMake's cache records absolute paths,
+        # and a failed build leaves the project and its log to look at.
+        progress(f"building the Zephyr project with Zephyr {zephyr_tree.version}")
+        metadata["build"] = build_output(output, metadata, board, zephyr_tree)
+        write_metadata(output, metadata)
     if not args.json and not getattr(args, "quiet", False):
         print_backend_reports(metadata)
     summary = {
@@ -466,7 +483,7 @@ def run(args: argparse.Namespace) -> int:
             f"(lower bound {summary['lower_bound_bytes']} B)"
             + (f", executable {output / summary['executable']}" if summary["executable"] else "")
         )
-        if summary["west_command"]:
+        if summary["west_command"] and not summary["executable"]:
             print(
                 f"the Zephyr project is in {output / 'project'}; build it in a Zephyr workspace "
                 f"with: {summary['west_command']}"

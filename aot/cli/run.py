@@ -252,6 +252,8 @@ def run(args: argparse.Namespace) -> int:
     if report.result.runs > 1:
         spread = f"{document['time_min']} / {_number(document['time_median'])} / "
         print(f"  min/med/max    {spread}{document['time_max']} {document['time_unit']}")
+    if document.get("clock"):
+        print(f"  clock          {document['clock']}, one tick {document['clock_resolution']}")
     if document.get("server"):
         print(f"  ran by         {document['server']}")
     for line in section_lines(document["sections"], metadata.get("build", {}).get("reserved")):

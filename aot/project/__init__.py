@@ -111,13 +111,19 @@ def project_build_command(output: Path, project: Mapping[str, Any]) -> list[str]
     ]
 
 
-def build_command(tool: str, board: Board, project: str) -> tuple[str, ...]:
-    """The command that builds a project folder (``project`` as the caller names it)."""
+def build_command(
+    tool: str, board: Board, project: str, zephyr_version: Any = None
+) -> tuple[str, ...]:
+    """The command that builds a project folder (``project`` as the caller names it);
+    west's board name is that of ``zephyr_version`` (None: the newest aot knows)."""
     if tool == "make":
         return ("make", "-C", project)
     if tool == "west":
+        from aot.project.zephyr_tree import board_name
+
         # -d matches where 'aot flash' and 'aot run' look (project/build).
-        return ("west", "build", "-b", str(board.zephyr_board), project, "-d", f"{project}/build")
+        name = board_name(board, zephyr_version)
+        return ("west", "build", "-b", name, project, "-d", f"{project}/build")
     return ()
 
 
@@ -130,6 +136,9 @@ class ProjectContext:
     board: Board
     metadata: dict[str, Any]
     app_defines: Mapping[str, str]
+    # The Zephyr tree's version (aot.project.zephyr_tree.ZephyrVersion) when one is
+    # given: it picks the board's Zephyr name. None: the newest name aot knows.
+    zephyr_version: Any = None
 
     @property
     def model_name(self) -> str:
@@ -262,7 +271,11 @@ def copy_runtime(project: Path, port: str) -> None:
 
 
 def generate_project(
-    output: Path, metadata: dict[str, Any], board: Board, template: str | None = None
+    output: Path,
+    metadata: dict[str, Any],
+    board: Board,
+    template: str | None = None,
+    zephyr_version: Any = None,
 ) -> ProjectInfo:
     template = template or default_template(board)
     info = load_template(template)
@@ -301,14 +314,14 @@ def generate_project(
     )
     hook = TEMPLATE_HOOKS.get(template)
     if hook is not None:
-        hook(ProjectContext(project, board, metadata, app_defines(metadata)))
+        hook(ProjectContext(project, board, metadata, app_defines(metadata), zephyr_version))
     return ProjectInfo(
         template=template,
         port=port,
         dir=PROJECT_DIR,
         executable=f"{PROJECT_DIR}/{info.firmware}",
         build_tool=info.build,
-        build_command=build_command(info.build, board, PROJECT_DIR),
+        build_command=build_command(info.build, board, PROJECT_DIR, zephyr_version),
         variables=variables,
     )
 

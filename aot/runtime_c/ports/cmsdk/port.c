@@ -1,6 +1,7 @@
 /*
  * Port for Arm MPS2/MPS3 FPGA images (and their QEMU models): CMSDK APB UART, polled,
- * for the serial line; the FPGAIO free-running COUNTER for ticks.
+ * for the serial line; for ticks the core's DWT cycle counter where it runs (the FPGA),
+ * else the FPGAIO free-running COUNTER (QEMU, which models no DWT).
  *
  * Addresses come from -D macros generated from the board YAML (aot.boards.Board.c_defines):
  *   AOT_UART_BASE, AOT_UART_BAUD, AOT_UART_RX_IRQ, AOT_CLOCK_HZ,
@@ -121,7 +122,38 @@ static uint32_t phase_locked_ticks(void) {
 }
 #endif
 
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) || \
+    defined(__ARM_ARCH_8_1M_MAIN__)
+/* On the FPGA the core's DWT cycle counter times in CPU cycles. QEMU models no DWT (its
+ * registers read as zero), so there CYCCNT does not advance and the FPGAIO counter, which
+ * -icount turns into an instruction count, stays the clock. ARMv7-M/ARMv8-M ARM C1.8. */
+#define DEMCR (*(volatile uint32_t*)0xE000EDFCu)
+#define DWT_CTRL (*(volatile uint32_t*)0xE0001000u)
+#define DWT_CYCCNT (*(volatile uint32_t*)0xE0001004u)
+#define DWT_LAR (*(volatile uint32_t*)0xE0001FB0u) /* Cortex-M7: locked until keyed */
+static int g_dwt_running;
+
+static void dwt_start(void) {
+  DEMCR |= 1u << 24;       /* TRCENA */
+  DWT_LAR = 0xC5ACCE55u;   /* the CoreSight unlock key */
+  if ((DWT_CTRL & (1u << 25)) != 0u) {
+    return; /* NOCYCCNT: no cycle counter */
+  }
+  DWT_CYCCNT = 0u;
+  DWT_CTRL |= 1u; /* CYCCNTENA */
+  const uint32_t first = DWT_CYCCNT;
+  for (volatile int spin = 0; spin < 16; ++spin) {
+  }
+  g_dwt_running = DWT_CYCCNT != first;
+}
+#else
+#define g_dwt_running 0
+#define DWT_CYCCNT 0u
+static void dwt_start(void) {}
+#endif
+
 aot_error_t aot_platform_init(void) {
+  dwt_start();
   uint32_t div = (uint32_t)(AOT_CLOCK_HZ) / (uint32_t)(AOT_UART_BAUD);
   UART_BAUDDIV = div < UART_MIN_BAUDDIV ? UART_MIN_BAUDDIV : div;
   UART_CTRL = UART_CTRL_TX_EN | UART_CTRL_RX_EN | UART_CTRL_RX_INT_EN;
@@ -182,6 +214,9 @@ void aot_platform_abort(aot_error_t error) {
 }
 
 uint32_t aot_platform_ticks(void) {
+  if (g_dwt_running) {
+    return DWT_CYCCNT;
+  }
 #ifdef AOT_TICKS_INSTRUCTIONS_PER_TICK
   return phase_locked_ticks();
 #else
@@ -190,7 +225,7 @@ uint32_t aot_platform_ticks(void) {
 }
 
 uint32_t aot_platform_ticks_per_second(void) {
-  return (uint32_t)(AOT_TICKS_PER_SECOND);
+  return g_dwt_running ? (uint32_t)(AOT_CLOCK_HZ) : (uint32_t)(AOT_TICKS_PER_SECOND);
 }
 
 aot_error_t aot_platform_serial_read(uint8_t* buf, size_t capacity, size_t* n_read) {
