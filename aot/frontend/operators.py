@@ -218,7 +218,11 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "1/65536 (TFLite Micro)",
     ),
     "SPACE_TO_DEPTH": (_SAME_Q, "4-D NHWC; any block size dividing height and width"),
-    "SPLIT": (_SAME_Q_OR_INT16, "any rank; constant axis; equal parts (num_splits)"),
+    "SPLIT": (
+        f"{_SAME_Q_OR_INT16}; float32 between a DEQUANTIZE and QUANTIZEs",
+        "any rank; constant axis; equal parts (num_splits); float32 copied exactly (Keras' "
+        "unrolled LSTM splits its gates in float)",
+    ),
     "SPLIT_V": (_SAME_Q_OR_INT16, "any rank; constant axis and sizes (one may be -1)"),
     "SQUARED_DIFFERENCE": (
         "int8, both inputs per-tensor",
@@ -1009,9 +1013,10 @@ CONVERTER_PATTERNS: list[tuple[str, str, str]] = [
         "none needed; a fixed batch (`batch_size=1`) gives the same graph without it",
     ),
     (
-        "Keras LayerNormalization in an int8 export: MEAN -> DEQUANTIZE -> NEG (float32) -> "
-        "QUANTIZE",
-        "runs: the float32 NEG is exact, DEQUANTIZE and QUANTIZE are TFLite's",
+        "Float islands in an int8 export: Keras LayerNormalization's MEAN -> DEQUANTIZE -> "
+        "NEG (float32) -> QUANTIZE; an unrolled Keras LSTM's DEQUANTIZE -> SPLIT (float32) "
+        "-> QUANTIZE",
+        "runs: float32 NEG and SPLIT are exact, DEQUANTIZE and QUANTIZE are TFLite's",
         "none needed",
     ),
     (

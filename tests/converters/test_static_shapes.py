@@ -232,3 +232,23 @@ def test_space_to_batch_grows_the_placeholder_batch(dtype):
     assert report.reshaped == ("batched",)
     rng = np.random.default_rng(5)
     assert_bit_exact(data, [[random_input(rng, (1, 1, 10, 3), dtype)] for _ in range(3)])
+
+
+@pytest.mark.unit
+def test_float_split_between_dequantize_and_quantize_is_exact():
+    """Keras' unrolled LSTM: DEQUANTIZE -> SPLIT (float32) -> QUANTIZE per gate."""
+    from tests.int8.harness import assert_bit_exact, random_input
+
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (1, 8), "int8", 0.05, 3)
+    wide = b.add_tensor("wide", (1, 8), "float32")
+    b.add_operator("DEQUANTIZE", [x], [wide])
+    axis = b.add_constant("axis", np.array(1, np.int32))
+    halves = [b.add_tensor(f"half{k}", (1, 4), "float32") for k in range(2)]
+    b.add_operator("SPLIT", [axis, wide], halves, {"num_splits": 2})
+    for k, half in enumerate(halves):
+        y = b.add_tensor(f"y{k}", (1, 4), "int8", 0.03 * (k + 1), -5)
+        b.add_operator("QUANTIZE", [half], [y])
+        b.mark_output(y)
+    rng = np.random.default_rng(9)
+    assert_bit_exact(b.build(), [[random_input(rng, (1, 8))] for _ in range(3)])

@@ -93,7 +93,8 @@ def _split_outputs(
     results, start = [], 0
     for info, part in zip(outs, parts):
         imp.expect(info, [x.dtype], "output")
-        _elementwise._same_quantization(imp, x, info, "input")
+        if x.quantized:
+            _elementwise._same_quantization(imp, x, info, "input")
         shape = list(x.shape)
         shape[axis] = part
         if tuple(shape) != tuple(info.shape):
@@ -108,7 +109,9 @@ def _split_outputs(
 @_handler("SPLIT", multi_output=True)
 def _split(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     x = imp.tensors[ins[1]]
-    imp.expect(x, _COPY_DTYPES, "input")
+    # float32 too: Keras' unrolled LSTM splits its gates between a DEQUANTIZE and
+    # QUANTIZEs; a split copies values, so it is exact in any type.
+    imp.expect(x, [*_COPY_DTYPES, "float32"], "input")
     imp.per_tensor(x, "input")
     (axis,) = _ints(imp, ins[0], "the axis")
     axis = _axis(imp, axis, len(x.shape))
