@@ -796,6 +796,7 @@ def _fully_connected(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Ten
     else:
         # GetQuantizedConvolutionMultipler: the scale product is float32, then widened.
         product = float(np.float32(x.s) * np.float32(w.s))
+        _check_bias_scale(imp, ins, x.s * w.s, out)  # this check multiplies in double
         m, s = fp.checked_quantize_multiplier(product / out.s)
         requant = {"multiplier": m, "shift": s, "packed_shift_base": None}
     if w.zp == 0:  # then sum((x - zx) * w) folds like a convolution's
@@ -808,6 +809,29 @@ def _fully_connected(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Ten
         name="fully_connected_int8", out_shape=out.shape, input_zp=x.zp, weight_zp=w.zp,
         output_zp=out.zp, act_min=act_min, act_max=act_max, zero_point_in_bias=folded,
     )  # fmt: skip
+
+
+# GetQuantizedConvolutionMultipler's prepare-time check (LiteRT and TFLite Micro): the
+# bias is in units of input scale x weights scale, up to this share of the output scale.
+MAX_BIAS_SCALE_DIFFERENCE = 0.02
+
+
+def _check_bias_scale(imp: _Importer, ins: list[int], product: float, out: _TensorInfo) -> None:
+    """Refuse, as the reference kernels do when they prepare, a bias whose scale is not the
+    input and weight scales' product: its values would mean something else (a weight
+    scale of 1e38 gets here)."""
+    if len(ins) < 3 or ins[2] < 0 or not imp.tensors[ins[2]].scale:
+        return
+    bias = imp.tensors[ins[2]]
+    difference = abs(product - float(bias.scale[0]))
+    if not difference / out.s <= MAX_BIAS_SCALE_DIFFERENCE:
+        raise imp.unsupported(
+            f"bias {bias.name!r} has scale {bias.scale[0]:.9g} where input scale x weights "
+            f"scale is {product:.9g}; the difference {difference:.3g} exceeds "
+            f"{MAX_BIAS_SCALE_DIFFERENCE:g} x the output scale {out.s:g}, which TFLite's "
+            "kernels refuse when they prepare, so LiteRT and TensorFlow Lite Micro cannot run "
+            "the model either: requantize it"
+        )
 
 
 def _broadcast_shape(
