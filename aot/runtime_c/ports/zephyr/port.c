@@ -32,6 +32,36 @@
 
 static const struct device* const serial_dev = DEVICE_DT_GET(AOT_SERIAL_NODE);
 
+#if defined(AOT_TICKS_COUNTER_ADDR) && defined(AOT_TICKS_PER_SECOND)
+#define BOARD_COUNTER (*(volatile const uint32_t*)(uintptr_t)(AOT_TICKS_COUNTER_ADDR))
+#elif defined(AOT_TICKS_DWT) && defined(AOT_CLOCK_HZ)
+/* ARMv7-M / ARMv8-M debug registers (Architecture Reference Manuals, C1.8 / B13). */
+#define DEMCR (*(volatile uint32_t*)0xE000EDFCu)
+#define DEMCR_TRCENA (1u << 24)
+#define DWT_CTRL (*(volatile uint32_t*)0xE0001000u)
+#define DWT_CTRL_CYCCNTENA 1u
+#define DWT_CTRL_NOCYCCNT (1u << 25)
+#define DWT_CYCCNT (*(volatile uint32_t*)0xE0001004u)
+#define DWT_LAR (*(volatile uint32_t*)0xE0001FB0u) /* Cortex-M7: write-locked until keyed */
+#define DWT_LAR_KEY 0xC5ACCE55u
+static bool dwt_running;
+
+/* Starts the cycle counter; false where the core has none or it does not advance. */
+static bool dwt_start(void) {
+  DEMCR |= DEMCR_TRCENA;
+  DWT_LAR = DWT_LAR_KEY;
+  if ((DWT_CTRL & DWT_CTRL_NOCYCCNT) != 0u) {
+    return false;
+  }
+  DWT_CYCCNT = 0u;
+  DWT_CTRL |= DWT_CTRL_CYCCNTENA;
+  const uint32_t first = DWT_CYCCNT;
+  for (volatile int spin = 0; spin < 16; ++spin) {
+  }
+  return DWT_CYCCNT != first;
+}
+#endif
+
 aot_error_t aot_platform_init(void) {
 #if !defined(BOARD_COUNTER) && defined(AOT_TICKS_DWT) && defined(AOT_CLOCK_HZ)
   dwt_running = dwt_start();
@@ -63,36 +93,6 @@ void aot_platform_abort(aot_error_t error) {
     k_cpu_idle();
   }
 }
-
-#if defined(AOT_TICKS_COUNTER_ADDR) && defined(AOT_TICKS_PER_SECOND)
-#define BOARD_COUNTER (*(volatile const uint32_t*)(uintptr_t)(AOT_TICKS_COUNTER_ADDR))
-#elif defined(AOT_TICKS_DWT) && defined(AOT_CLOCK_HZ)
-/* ARMv7-M / ARMv8-M debug registers (Architecture Reference Manuals, C1.8 / B13). */
-#define DEMCR (*(volatile uint32_t*)0xE000EDFCu)
-#define DEMCR_TRCENA (1u << 24)
-#define DWT_CTRL (*(volatile uint32_t*)0xE0001000u)
-#define DWT_CTRL_CYCCNTENA 1u
-#define DWT_CTRL_NOCYCCNT (1u << 25)
-#define DWT_CYCCNT (*(volatile uint32_t*)0xE0001004u)
-#define DWT_LAR (*(volatile uint32_t*)0xE0001FB0u) /* Cortex-M7: write-locked until keyed */
-#define DWT_LAR_KEY 0xC5ACCE55u
-static bool dwt_running;
-
-/* Starts the cycle counter; false where the core has none or it does not advance. */
-static bool dwt_start(void) {
-  DEMCR |= DEMCR_TRCENA;
-  DWT_LAR = DWT_LAR_KEY;
-  if ((DWT_CTRL & DWT_CTRL_NOCYCCNT) != 0u) {
-    return false;
-  }
-  DWT_CYCCNT = 0u;
-  DWT_CTRL |= DWT_CTRL_CYCCNTENA;
-  const uint32_t first = DWT_CYCCNT;
-  for (volatile int spin = 0; spin < 16; ++spin) {
-  }
-  return DWT_CYCCNT != first;
-}
-#endif
 
 uint32_t aot_platform_ticks(void) {
 #if defined(BOARD_COUNTER)
