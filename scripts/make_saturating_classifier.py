@@ -1,4 +1,4 @@
-"""Make tests/fixtures/validate/saturating_classifier.tflite (run with TensorFlow 2.21).
+"""Make tests/fixtures/validate/saturating_classifier{,_float}.tflite (TensorFlow 2.21).
 
 A small keyword-style classifier (conv, depthwise conv, pooling, dense, softmax) with seeded
 weights scaled up so that its softmax saturates on full-range random inputs, as trained
@@ -45,13 +45,17 @@ def representative() -> object:
 
 
 def main() -> None:
-    converter = tf.lite.TFLiteConverter.from_keras_model(model())
+    net = model()
+    OUT.mkdir(parents=True, exist_ok=True)
+    # The float model it came from: aot validate --float-model compares against it.
+    float_model = tf.lite.TFLiteConverter.from_keras_model(net).convert()
+    (OUT / "saturating_classifier_float.tflite").write_bytes(float_model)
+    converter = tf.lite.TFLiteConverter.from_keras_model(net)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = representative
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     converter.inference_input_type = tf.int8
     converter.inference_output_type = tf.int8
-    OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "saturating_classifier.tflite").write_bytes(converter.convert())
 
 

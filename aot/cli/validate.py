@@ -86,6 +86,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="float outputs: least cosine similarity per input set (default: 0.9999)",
     )
     parser.add_argument("--save", metavar="DIR", help="write the failing input sets here")
+    parser.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="with --inputs: 'NAME LABEL' lines (the set's name in the folder, its class "
+        "index); reports the top-1 accuracy of the board and of the reference",
+    )
+    parser.add_argument(
+        "--float-model",
+        metavar="MODEL",
+        help="with --labels: the float model the int8 one came from; reports its accuracy on "
+        "the dequantized inputs and its top-1 agreement with the board",
+    )
     add_device_options(parser)
     add_farm_options(parser)
     add_json_option(parser)
@@ -118,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         baud=args.baud,
         progress=progress_printer(args.quiet),
         session=session,
+        labels=args.labels,
+        float_model=args.float_model,
     )
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)

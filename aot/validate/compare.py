@@ -71,6 +71,16 @@ def _scales(spec: dict[str, Any], shape: tuple[int, ...]) -> np.ndarray | None:
     return values.reshape(view)
 
 
+def is_classifier_output(shape: tuple[int, ...]) -> bool:
+    """One row of several scores ([N], [1, N], [1, 1, N] ...): a classifier's output."""
+    return len(shape) >= 1 and shape[-1] > 1 and int(np.prod(shape[:-1])) == 1
+
+
+def top1(scores: np.ndarray) -> int:
+    """The best class (the first of equal ones, as numpy's argmax)."""
+    return int(np.argmax(np.asarray(scores).reshape(-1)))
+
+
 class OutputComparison:
     """Running totals for one output over all inputs; :meth:`add` says if it passed."""
 
@@ -90,6 +100,10 @@ class OutputComparison:
         self.min_cosine: float | None = None
         self.first_mismatch: int | None = None  # sample index of the first inexact output
         self.first_failure: int | None = None  # ... and of the first failed one
+        # A classifier's output (one row of several scores): how often the board's best
+        # class is the reference's. Exact outputs agree; this tells how much a mismatch costs.
+        self.is_classifier = is_classifier_output(tuple(spec["shape"]))
+        self.top1_agreed = 0
 
     def add(self, index: int, got: np.ndarray, ref: np.ndarray) -> bool:
         ref = np.asarray(ref)
@@ -100,6 +114,8 @@ class OutputComparison:
                 f"reference {ref.shape}; give the model the folder was built from"
             )
         self.samples += 1
+        if self.is_classifier:
+            self.top1_agreed += top1(got) == top1(ref)
         exact = bool(np.array_equal(got, ref, equal_nan=self.is_float))
         passed = self._add_float(got, ref, exact) if self.is_float else self._add_int(got, ref)
         self.exact += exact

@@ -49,6 +49,8 @@ def validate_folder(
     baud: int | None = None,
     progress: Callable[[str], None] | None = None,
     progress_every: float = 2.0,
+    labels: str | Path | None = None,
+    float_model: str | Path | None = None,
 ) -> ValidationReport:
     """Run ``count`` seeded random input sets (or every set in ``inputs_dir``) on the
     folder's board and through ``model`` in its reference runtime; compare each output.
@@ -58,7 +60,9 @@ def validate_folder(
     ``save``: a folder to write the failing input sets to. ``progress`` gets a line at the
     start and then at most every ``progress_every`` seconds. A reference whose inputs or
     outputs differ in number, dtype or shape from the built model's is a ConfigError; one
-    that only computes different values gives a report that did not pass."""
+    that only computes different values gives a report that did not pass. ``labels`` (with
+    ``inputs_dir``) adds top-1 accuracy, and ``float_model`` the float model's
+    (aot.validate.accuracy)."""
     folder = Path(folder)
     tolerance = tolerance or Tolerance()
     metadata = read_metadata(folder)
@@ -77,6 +81,7 @@ def validate_folder(
             raise ConfigError(f"--seed must be a whole number >= 0, got {seed}")
         samples = random_samples(specs, count, seed)
         seed_used = seed
+    accuracy = _accuracy_count(metadata, inputs_dir, labels, float_model)
     if save is not None:
         from aot.user_files import check_save_folder
 
@@ -94,6 +99,8 @@ def validate_folder(
             got = device.run(sample.arrays, timeout=timeout).outputs
             distinct.add(b"".join(np.ascontiguousarray(g).tobytes() for g in got))
             expected = reference.run(sample.arrays)
+            if accuracy is not None:
+                accuracy.add(sample, got, expected)
             results = [
                 c.add(sample.index, g, e)
                 for c, g, e in zip(comparisons, got, expected, strict=True)
@@ -123,6 +130,38 @@ def validate_folder(
         saved=tuple(saved),
         distinct_outputs=len(distinct),
         warnings=information_warnings(len(distinct), count),
+        accuracy=None if accuracy is None else accuracy.result(labels),  # type: ignore[arg-type]
+    )
+
+
+def _accuracy_count(
+    metadata: dict[str, Any],
+    inputs_dir: str | Path | None,
+    labels: str | Path | None,
+    float_model: str | Path | None,
+) -> Any:
+    from aot.validate.accuracy import (
+        AccuracyCount,
+        classifier_output,
+        open_float_model,
+        read_labels,
+    )
+
+    if labels is None:
+        if float_model is not None:
+            raise ConfigError("--float-model is compared on labelled inputs: add --labels FILE")
+        return None
+    if inputs_dir is None:
+        raise ConfigError("--labels labels the sets of an inputs folder: add --inputs DIR")
+    output = classifier_output(metadata["outputs"])
+    return AccuracyCount(
+        labels=read_labels(labels),
+        output=output,
+        output_name=metadata["outputs"][output]["name"],
+        inputs=len(metadata["inputs"]),
+        float_reference=None if float_model is None else open_float_model(float_model, metadata),
+        float_model=None if float_model is None else str(float_model),
+        input_specs=metadata["inputs"],
     )
 
 
@@ -199,4 +238,5 @@ def _output_report(c: OutputComparison, refs: dict[int, SampleRef]) -> OutputRep
         min_cosine=c.min_cosine,
         first_mismatch=None if c.first_mismatch is None else refs[c.first_mismatch],
         first_failure=None if c.first_failure is None else refs[c.first_failure],
+        top1_agreement=c.top1_agreed if c.is_classifier else None,
     )

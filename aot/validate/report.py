@@ -42,10 +42,41 @@ class OutputReport:
     min_cosine: float | None = None  # float outputs: the worst input set's
     first_mismatch: SampleRef | None = None  # first input set that is not exact
     first_failure: SampleRef | None = None  # first one outside the tolerance
+    top1_agreement: int | None = None  # classifier outputs: sets whose best class agrees
 
     @property
     def ok(self) -> bool:
         return self.passed == self.samples
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Top-1 accuracy over labelled input sets (``--labels``), of the board, the reference
+    and, when given, the float model (``--float-model``)."""
+
+    output: str  # the classifier output judged
+    labelled: int  # input sets with a label
+    board: int  # ... whose best class on the board is the label
+    reference: int
+    float_model: str | None = None
+    float_correct: int | None = None
+    float_agreement: int | None = None  # sets where the board's best class is the float's
+
+    def lines(self) -> list[str]:
+        def share(count: int) -> str:
+            return f"{count}/{self.labelled} ({100.0 * count / max(self.labelled, 1):.1f}%)"
+
+        lines = [
+            f"top-1 accuracy of '{self.output}' on {self.labelled} labelled input sets: board "
+            f"{share(self.board)}, reference {share(self.reference)}"
+            + ("" if self.float_correct is None else f", float model {share(self.float_correct)}")
+        ]
+        if self.float_agreement is not None:
+            lines.append(
+                f"top-1 agreement with the float model {self.float_model}: "
+                f"{share(self.float_agreement)}"
+            )
+        return lines
 
 
 @dataclass(frozen=True)
@@ -65,6 +96,7 @@ class ValidationReport:
     saved: tuple[str, ...] = field(default=())
     distinct_outputs: int | None = None  # distinct output sets the board gave
     warnings: tuple[str, ...] = field(default=())
+    accuracy: Accuracy | None = None  # --labels: top-1 against the labels
 
     @property
     def passed(self) -> bool:
@@ -93,6 +125,8 @@ class ValidationReport:
         fields["outputs"] = tuple(_output_from_json(o) for o in fields["outputs"])
         fields["saved"] = tuple(fields.get("saved", ()))
         fields["warnings"] = tuple(fields.get("warnings", ()))
+        if fields.get("accuracy") is not None:
+            fields["accuracy"] = Accuracy(**fields["accuracy"])
         return cls(**fields)
 
 
@@ -177,6 +211,14 @@ def format_report(report: ValidationReport) -> list[str]:
         lines.append(
             f"outputs: {report.distinct_outputs} distinct among {report.samples} input sets"
         )
+    for out in report.outputs:
+        if out.top1_agreement is not None:
+            lines.append(
+                f"top-1 agreement of '{out.name}' with the reference: "
+                f"{out.top1_agreement}/{out.samples}"
+            )
+    if report.accuracy is not None:
+        lines += report.accuracy.lines()
     lines += [f"warning: {warning}" for warning in report.warnings]
     failed = report.samples - report.samples_passed
     if report.passed:
