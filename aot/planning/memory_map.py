@@ -95,8 +95,6 @@ class MemoryMap:
                 placed[memory].append(Placed(f"pool '{pool['name']}'", pool["used_bytes"]))
         if not metadata["memory"].get("io_in_pool"):
             # The application's I/O arena, in .bss of the data memory (aot/project).
-            from aot.project import io_arena_bytes
-
             data = self.board.default_region("data").name
             placed[data].append(Placed("inputs and outputs", io_arena_bytes(metadata)))
         return placed
@@ -224,3 +222,15 @@ class MemoryMap:
     def _lands(self, kind: str, region: MemoryRegion) -> bool:
         """Whether the board's linker script puts the ``kind`` sections it owns there."""
         return self.board.default_region(kind).name == region.name
+
+
+def io_arena_bytes(metadata: Mapping[str, Any]) -> int:
+    """The application's I/O arena (aot/project sizes it; the capacity check counts it).
+    Each tensor is aligned to 16 bytes in it; a model built with --io-in-pool brings its
+    own buffers."""
+    if metadata["memory"].get("io_in_pool"):
+        return 16
+    total = 0
+    for tensor in [*metadata["inputs"], *metadata["outputs"]]:
+        total += (int(tensor["size_bytes"]) + 15) // 16 * 16
+    return max(total, 16)

@@ -23,6 +23,7 @@ from typing import Any
 from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError, InternalError
 from aot.library import LIBRARY_DIR, RUNTIME_C_DIR
+from aot.planning.memory_map import io_arena_bytes  # the planner counts it too
 
 # Templates ship inside the package (package data), beside this module.
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -210,17 +211,6 @@ def available_templates() -> list[str]:
 
 def default_template(board: Board) -> str:
     return board.templates[0]
-
-
-def io_arena_bytes(metadata: dict[str, Any]) -> int:
-    # Each tensor is aligned to 16 bytes inside the application's I/O arena; a model
-    # built with --io-in-pool brings its own buffers.
-    if metadata["memory"].get("io_in_pool"):
-        return 16
-    total = 0
-    for tensor in [*metadata["inputs"], *metadata["outputs"]]:
-        total += (int(tensor["size_bytes"]) + 15) // 16 * 16
-    return max(total, 16)
 
 
 def app_defines(metadata: dict[str, Any]) -> dict[str, str]:
