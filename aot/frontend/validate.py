@@ -16,6 +16,11 @@ everything the importers later take on trust is checked here once:
 5. every declared output shape equal to what its operator computes from its inputs
    (shape inference for the operators aot knows), with option fields in range.
 
+Between 4 and 5, a graph with a dynamic batch becomes static (aot.frontend.tflite_static:
+batch 1, inferred shapes over the converter's placeholders, shape arithmetic folded); the
+shape checks then judge the static graph, and a stored shape that is no placeholder is
+still damage.
+
 Damage raises ``ModelError("<file>: the file is damaged or was produced by a broken
 converter: operator 3 (CONV_2D): ...")``; a valid feature aot does not handle raises
 ``UnsupportedError`` naming it. See docs/robustness.md.
