@@ -98,15 +98,24 @@ def test_output_under_an_existing_file_is_one_line(tmp_path: Path) -> None:
     assert (tmp_path / "afile").read_text() == "mine\n"
 
 
+def build_on_a_private_tmpfs(mount: Path, options: str) -> subprocess.CompletedProcess:
+    """``aot build -o MOUNT/out`` with a tmpfs mounted at MOUNT (``options``) in a private
+    mount namespace; afterwards the command prints what is left on the tmpfs."""
+    mount.mkdir()
+    script = (
+        f'mount -t tmpfs -o {options} none {mount} && "$0" "$@"; rc=$?; ls -A {mount}; exit $rc'
+    )
+    return aot(
+        "build", str(MODEL), "--board", "host", "-o", str(mount / "out"), "-q",
+        prefix=f"unshare -m sh -c {shlex.quote(script)} ",
+    )  # fmt: skip
+
+
 @pytest.mark.unit
 @needs_mounts
 def test_output_on_a_read_only_file_system(tmp_path: Path) -> None:
     mount = tmp_path / "ro"
-    mount.mkdir()
-    prefix = f'unshare -m sh -c \'mount -t tmpfs -o ro none {mount} && exec "$0" "$@"\' '
-    result = aot(
-        "build", str(MODEL), "--board", "host", "-o", str(mount / "out"), "-q", prefix=prefix
-    )
+    result = build_on_a_private_tmpfs(mount, "ro")
     assert result.returncode == FileSystemError.exit_code, result.stderr
     line = one_error_line(result)
     assert f"cannot write in {mount}" in line and "Read-only file system" in line, line
@@ -115,14 +124,8 @@ def test_output_on_a_read_only_file_system(tmp_path: Path) -> None:
 @pytest.mark.toolchain
 @needs_mounts
 def test_a_full_disk_mid_build_leaves_nothing(tmp_path: Path) -> None:
-    mount = tmp_path / "full"
-    mount.mkdir()
     # 64 KiB: room for the first sources, not for the whole build folder.
-    script = f'mount -t tmpfs -o size=64k none {mount} && "$0" "$@"; rc=$?; ls -A {mount}; exit $rc'
-    prefix = f"unshare -m sh -c {shlex.quote(script)} "
-    result = aot(
-        "build", str(MODEL), "--board", "host", "-o", str(mount / "out"), "-q", prefix=prefix
-    )
+    result = build_on_a_private_tmpfs(tmp_path / "full", "size=64k")
     assert result.returncode == FileSystemError.exit_code, result.stderr
     line = one_error_line(result)
     assert "No space left on device" in line and "nothing was written to" in line, line
