@@ -47,7 +47,6 @@ from aot.frontend.validate import (
 # Folding computes in numpy; a result beyond this many elements is left to run as an
 # operator (no shape computation comes near it).
 _MAX_FOLDED_ELEMENTS = 1 << 20
-_INDEX_TYPES = ("int32", "int64")
 _FOLDED_TYPES = ("int32", "int64", "bool")
 
 
