@@ -46,6 +46,16 @@ def gather(
     return te.compute(tuple(out_shape), body, name="gather", tag=INJECTIVE)
 
 
+def tile(data: te.Tensor, *, out_shape: Sequence[int]) -> te.Tensor:
+    """TFLite TILE: ``data`` repeated along each axis, out[i] = data[i mod size] per axis."""
+    sizes = _shape(data)
+
+    def body(*idx: Expr) -> Expr:
+        return data[tuple(tirx.floormod(i, size) for i, size in zip(idx, sizes, strict=True))]
+
+    return te.compute(tuple(out_shape), body, name="tile", tag=INJECTIVE)
+
+
 def pack(*tensors: te.Tensor, axis: int, out_shape: Sequence[int]) -> te.Tensor:
     """TFLite PACK: the inputs stacked along a new ``axis``."""
 

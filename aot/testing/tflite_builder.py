@@ -248,6 +248,8 @@ OPERATORS.update(
 
 # The shape arithmetic Keras 3 writes for a dynamic batch (aot/frontend/tflite_static.py).
 OPERATORS.update({"REDUCE_PROD": OperatorSpec("ReducerOptions"), "RANGE": OperatorSpec(None)})
+# Keras 3's UpSampling2D.
+OPERATORS["TILE"] = OperatorSpec("TileOptions")
 
 
 @dataclass

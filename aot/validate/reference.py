@@ -103,6 +103,11 @@ class TFLiteReference(Reference):
             if isinstance(model, bytes | bytearray)
             else {"model_path": os.fspath(model)}
         )
+        content = bytes(model) if isinstance(model, bytes | bytearray) else _read(model)
+        readable = _tile_as_version_2(content) if content is not None else None
+        if readable is not None:
+            where = {"model_content": readable}
+            self.runtime += " (TILE version 3 read as version 2)"
         try:
             self.interpreter = Interpreter(
                 **where,
@@ -326,6 +331,43 @@ def _tflite_signature(detail: dict) -> TensorSignature:
 def _onnx_signature(arg) -> TensorSignature:  # type: ignore[no-untyped-def]
     dims = tuple(d if isinstance(d, int) and d >= 0 else None for d in arg.shape)
     return TensorSignature(arg.name, ONNX_TYPES.get(arg.type, arg.type), dims)
+
+
+# LiteRT 2.3's reference resolver registers TILE up to version 2, while its TILE kernel
+# copies int8 like any other type: version 3 only declares int8 (Keras 3's UpSampling2D
+# exports it). A copy of the model whose TILE says version 2 runs on the same kernel.
+TILE_VERSION_FIELD = 8  # OperatorCode's vtable slot of `version` (fields 0-3: 4, 6, 8, 10)
+
+
+def _tile_as_version_2(content: bytes) -> bytes | None:
+    """``content`` with every TILE operator code at version 3 set to 2, or None."""
+    import struct
+
+    import tflite
+
+    try:
+        model = tflite.Model.GetRootAs(content, 0)
+        codes = [model.OperatorCodes(i) for i in range(model.OperatorCodesLength())]
+    except Exception:  # not a flatbuffer this reader follows: let LiteRT say what is wrong
+        return None
+    patched = bytearray(content)
+    changed = False
+    for code in codes:
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if builtin != tflite.BuiltinOperator.TILE or code.Version() != 3:
+            continue
+        slot = code._tab.Offset(TILE_VERSION_FIELD)
+        if slot:
+            struct.pack_into("<i", patched, code._tab.Pos + slot, 2)
+            changed = True
+    return bytes(patched) if changed else None
+
+
+def _read(model: ModelSource) -> bytes | None:
+    try:
+        return Path(os.fspath(model)).read_bytes()
+    except OSError:
+        return None  # LiteRT reports the missing file itself
 
 
 def _describe(model: ModelSource) -> str:

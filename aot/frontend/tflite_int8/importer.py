@@ -572,11 +572,6 @@ STATE_SOURCES: list[Callable[[_Importer], list[tuple[str, StateSpec]]]] = []
 UNSUPPORTED_REASONS: dict[str, str] = {
     "SQRT": "int8 SQRT is not supported: TFLite (LiteRT and TFLite Micro) has no int8 SQRT "
     "kernel, only a float32 one (a float model imports with --frontend relax-tflite)",
-    # Keras 3's UpSampling2D exports TILE (version 3, int8), which no reference runs.
-    "TILE": "int8 TILE is not supported: neither TensorFlow Lite Micro nor LiteRT 2.3's "
-    "reference kernels run it (Keras 3's UpSampling2D exports it); upsample with "
-    "keras.layers.Resizing(height, width, interpolation='nearest') instead, which exports "
-    "RESIZE_NEAREST_NEIGHBOR",
 }
 
 

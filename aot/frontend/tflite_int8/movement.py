@@ -186,6 +186,26 @@ def _pack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     )  # fmt: skip
 
 
+@_handler("TILE")
+def _tile(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    """Keras 3's UpSampling2D exports EXPAND_DIMS -> TILE -> RESHAPE on int8."""
+    from aot.ops import int8_movement as mv
+
+    x = imp.tensors[ins[0]]
+    _int8_pair(imp, x, out, tuple(_COPY_DTYPES))
+    imp.expect(imp.tensors[ins[1]], _INDEX_DTYPES, "multiples")
+    multiples = [int(m) for m in imp.constant(ins[1], "the multiples").reshape(-1)]
+    if len(multiples) != len(x.shape) or any(m < 1 for m in multiples):
+        raise imp.unsupported(
+            f"multiples {multiples} must hold one whole number >= 1 per input dimension "
+            f"({len(x.shape)})"
+        )
+    expected = [size * m for size, m in zip(x.shape, multiples, strict=True)]
+    if expected != list(out.shape):
+        raise imp.unsupported(f"output shape {list(out.shape)} is not {expected}")
+    return imp.emit(bb, mv.tile, imp.value(ins[0]), name=f"tile_{out.dtype}", out_shape=out.shape)
+
+
 @_handler("GATHER")
 def _gather(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.ops import int8_movement as mv
