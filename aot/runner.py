@@ -101,6 +101,24 @@ def connect(
 
     ``port``/``baud``: the serial port of a physical board (required for those);
     ``runner``: its flash runner, instead of the board's own."""
+    from aot.device.fault import FaultContext
+
+    with _open_device(output, metadata, board, timeout, port, baud, runner) as client:
+        # A fault names the step by metadata's label and the region by the board's name.
+        client.fault_context = FaultContext.of_build(metadata, board)
+        yield client
+
+
+@contextlib.contextmanager
+def _open_device(
+    output: Path,
+    metadata: dict[str, Any],
+    board: Board,
+    timeout: float,
+    port: str | None,
+    baud: int | None,
+    runner: str | None,
+) -> Iterator[DeviceClient]:
     from aot.flash import firmware_from_metadata
     from aot.flash.core import missing_firmware_message
 

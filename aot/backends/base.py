@@ -186,6 +186,12 @@ class Artifact:
     cpu_scratch: bool = False
 
 
+def fault_symbol(model: str) -> str:
+    """The model's ``struct aot_fault`` (aot/model.h), defined by the executor of a model
+    with accelerator steps: a failing step's driver fills it in (all but ``step``)."""
+    return f"aot_{model}_fault"
+
+
 @dataclass(frozen=True)
 class EmitContext:
     """What emit knows about one step's buffers: a C expression per argument (the region's

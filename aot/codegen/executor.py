@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aot.backends.base import Artifact, EmitContext, EmittedCode
+from aot.backends.base import Artifact, EmitContext, EmittedCode, fault_symbol
 from aot.errors import AotError, UnsupportedError
 from aot.lowering import CONSTANT, INPUT, OUTPUT, LoweredModel, Step, Tensor
 from aot.naming import (
@@ -68,6 +68,12 @@ def _array_initializer(data: np.ndarray, dtype: str) -> str:
 
 def step_ticks_symbol(model: str) -> str:
     return f"aot_{model}_step_ticks"
+
+
+def has_fault_record(lowered: LoweredModel) -> bool:
+    """Only accelerator steps fail at run time (a CPU kernel is a void call), so only a
+    model with one keeps a fault record."""
+    return any(step.backend != "cpu" for step in lowered.steps)
 
 
 def _io_in_pool_declarations(lowered: LoweredModel) -> list[str]:
@@ -185,6 +191,8 @@ def _internal_header(lowered: LoweredModel, codes: list[EmittedCode]) -> str:
         "#include <stdint.h>",
         "",
     ]
+    if has_fault_record(lowered):
+        out += ['#include "aot/model.h"', "", f"extern struct aot_fault {fault_symbol(name)};", ""]
     for tensor in lowered.tensors_of(CONSTANT):
         out.append(
             f"extern const {c_type(tensor.dtype)} {constant_symbol(name, tensor)}"
@@ -372,9 +380,20 @@ def _executor_source(
             "",
         ]
 
+    fault = fault_symbol(name) if has_fault_record(lowered) else None
+    if fault:
+        out += [
+            "/* Where the last failing run stopped: the RUN reply's fault record. */",
+            f"struct aot_fault {fault};",
+            "",
+        ]
     out += _reset_source(lowered, pool_pointer)
     params = f"const struct aot_{name}_inputs* inputs, const struct aot_{name}_outputs* outputs"
     out.append(f"int32_t aot_{name}_run({params}) {{")
+    if fault:
+        out.append(
+            f"  {fault} = (struct aot_fault){{AOT_FAULT_NONE, AOT_FAULT_NONE, 0u, 0u, 0u, 0u}};"
+        )
     checks = ["inputs == NULL", "outputs == NULL"]
     checks += [f"inputs->{t.name} == NULL" for t in lowered.inputs]
     checks += [f"outputs->{t.name} == NULL" for t in lowered.outputs]
@@ -416,6 +435,8 @@ def _executor_source(
     for step, code in zip(lowered.steps, codes, strict=True):
         out += copies(step.index)
         out.append(f"  /* step {step.index}: {step.operator} */")
+        if fault and step.backend != "cpu":
+            out.append(f"  {fault}.step = {step.index}u;")
         out += [f"  {line}" for line in code.call]
         if options.profile:
             out.append(
@@ -523,6 +544,7 @@ def _descriptor(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOptions
         f"  {step_ticks_symbol(name) if options.profile else 'NULL'},",
         f"  {plan.total_size - plan.workspace_size}u,",
         f"  aot_{name}_reset,",
+        f"  {'&' + fault_symbol(name) if has_fault_record(lowered) else 'NULL'},",
         "};",
         "",
     ]

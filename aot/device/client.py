@@ -11,6 +11,7 @@ import numpy as np
 from aot.device import protocol as p
 from aot.device import spec
 from aot.device.error_codes import describe_error
+from aot.device.fault import FaultContext, describe_fault
 from aot.device.transport import Transport, TransportTimeout
 from aot.errors import ConfigError, DeviceError, ProtocolError
 
@@ -122,6 +123,8 @@ class DeviceClient:
         self.transport = transport
         self.timeout = check_timeout(timeout)
         self.info: ModelInfo | None = None
+        # Step labels and memory names for a fault (aot.runner.connect sets them).
+        self.fault_context: FaultContext | None = None
         self._seq = 0
         self._decoder = p.FrameDecoder()
         self._frames: list[p.Frame | p.FrameError] = []
@@ -209,16 +212,14 @@ class DeviceClient:
         for index, blob in enumerate(data):
             self.set_input(index, blob)
         reply = p.RunReply.unpack(
-            self.request(p.Command.RUN, p.RUN_REQUEST.pack(repeats), timeout=timeout)
+            self.request(p.Command.RUN, p.RUN_REQUEST.pack(repeats), timeout=timeout),
+            faults="FAULT" in info.features,
         )
         outputs: list[np.ndarray] = []
         if reply.model_status == 0:
             outputs = [self.get_output(i) for i in range(len(info.outputs))]
         elif check:
-            raise DeviceError(
-                f"model '{info.name}' on {self.transport.name} failed in run "
-                f"{reply.runs} of {repeats}: {describe_error(reply.model_status)}"
-            )
+            raise DeviceError(self._failure(info, reply, f"in run {reply.runs} of {repeats}"))
         return RunResult(
             outputs=outputs,
             ticks=reply.ticks_total,
@@ -246,14 +247,24 @@ class DeviceClient:
         (outputs are not fetched; a failure raises DeviceError)."""
         info = self._require_info()
         reply = p.RunReply.unpack(
-            self.request(p.Command.RUN, p.RUN_REQUEST.pack(1), timeout=timeout)
+            self.request(p.Command.RUN, p.RUN_REQUEST.pack(1), timeout=timeout),
+            faults="FAULT" in info.features,
         )
         if reply.model_status != 0:
-            raise DeviceError(
-                f"model '{info.name}' on {self.transport.name} failed in a repeated run: "
+            raise DeviceError(self._failure(info, reply, "in a repeated run"))
+        return int(reply.ticks_total)
+
+    def _failure(self, info: ModelInfo, reply: p.RunReply, when: str) -> str:
+        """The line for a failed run; with a fault record it says where the model stopped
+        (the device, the step and the operand name the failure without the port)."""
+        if reply.fault is None:
+            return (
+                f"model '{info.name}' on {self.transport.name} failed {when}: "
                 f"{describe_error(reply.model_status)}"
             )
-        return int(reply.ticks_total)
+        where = describe_fault(reply.model_status, reply.fault, self.fault_context)
+        joint = ": " if reply.fault.step == p.FAULT_NONE else " "  # "at step N ...: ..."
+        return f"model '{info.name}' failed {when}{joint}{where}"
 
     def set_input(self, index: int, data: bytes) -> None:
         """Writes raw input bytes in chunks that fit a frame."""

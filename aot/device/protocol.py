@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from enum import IntEnum
 from typing import ClassVar
 
@@ -360,6 +360,25 @@ class TensorInfoReply:
         return cls(kind, index, dtype, size, tuple(shape), name)
 
 
+FAULT_NONE = 0xFFFFFFFF  # a fault record's step or descriptor is unknown (AOT_FAULT_NONE)
+
+
+@dataclass(frozen=True)
+class RunFault:
+    """Where a failing run stopped (feature FAULT; ``struct aot_fault`` of aot/model.h):
+    the executor step, the accelerator's descriptor in it, the operand whose address
+    failed the region check (``aot_fault_operand_t``, 0 none), that address and the
+    region the accelerator reaches."""
+
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<IIIQQI")
+    step: int
+    descriptor: int
+    operand: int
+    address: int
+    region_base: int
+    region_size: int
+
+
 @dataclass(frozen=True)
 class RunReply:
     FORMAT: ClassVar[struct.Struct] = struct.Struct("<iIQIII")
@@ -369,22 +388,36 @@ class RunReply:
     ticks_min: int
     ticks_max: int
     ticks_per_second: int
+    fault: RunFault | None = None  # a failing run on a device with the FAULT feature
 
     def pack(self) -> bytes:
-        return ok(
-            self.FORMAT.pack(
-                self.model_status,
-                self.runs,
-                self.ticks_total,
-                self.ticks_min,
-                self.ticks_max,
-                self.ticks_per_second,
-            )
+        body = self.FORMAT.pack(
+            self.model_status,
+            self.runs,
+            self.ticks_total,
+            self.ticks_min,
+            self.ticks_max,
+            self.ticks_per_second,
         )
+        if self.fault is not None:
+            body += RunFault.FORMAT.pack(*astuple(self.fault))
+        return ok(body)
 
     @classmethod
-    def unpack(cls, body: bytes) -> RunReply:
-        return cls(*_unpack(cls.FORMAT, body, "RUN"))
+    def unpack(cls, body: bytes, faults: bool = False) -> RunReply:
+        """``faults``: the device announced FAULT, so a failing run's reply ends with the
+        record (a device without it sends the fields before, which is all an older host
+        reads)."""
+        fields = _unpack(cls.FORMAT, body, "RUN")
+        if not faults or fields[0] == 0:
+            return cls(*fields)
+        size = cls.FORMAT.size + RunFault.FORMAT.size
+        if len(body) < size:
+            raise ProtocolError(
+                f"RUN reply of a failed run too short for its fault record: {len(body)} "
+                f"bytes, expected at least {size}"
+            )
+        return cls(*fields, fault=RunFault(*RunFault.FORMAT.unpack_from(body, cls.FORMAT.size)))
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ FEATURES = (
     Feature("PROFILE", 0, 2, "the model records ticks per executor step (aot build --profile)"),
     Feature("STACK", 1, 2, "the stack is painted, so STATS reports its peak"),
     Feature("STATE", 2, 2, "the model keeps operator state between runs; RESET restores it"),
+    Feature("FAULT", 3, 2, "a failing RUN's reply ends with where the model stopped"),
 )
 
 
@@ -80,6 +81,11 @@ COMMANDS = (
 BY_CODE = {c.code: c for c in COMMANDS}
 BY_NAME = {c.name: c for c in COMMANDS}
 FEATURE_MASKS = {f.name: f.mask for f in FEATURES}
+
+# FAULT: a failing RUN's reply appends step u32, descriptor u32, operand u32, address u64,
+# region_base u64, region_size u32 (32 bytes: the reply stays within the 64-byte minimum
+# payload).
+RUN_FAULT_BYTES = 32
 
 # PROFILE reply: steps u16, first u16, count u16, then count u32 ticks.
 PROFILE_REPLY_HEAD_BYTES = 6

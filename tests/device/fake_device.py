@@ -63,6 +63,9 @@ class FakeDevice:
     step_ticks: list[int] | None = None
     # Called by RESET for a model with operator state; None: stateless (no STATE feature).
     reset: Callable[[], None] | None = None
+    # Where a failing run stops, as a model with accelerator steps records it; None: no
+    # record (no FAULT feature).
+    fault: p.RunFault | None = None
     _decoder: p.FrameDecoder = field(init=False)
     _inputs: list[bytearray] = field(init=False)
     _outputs: list[bytes] = field(init=False)
@@ -85,6 +88,7 @@ class FakeDevice:
             {"STACK"}
             | ({"PROFILE"} if self.step_ticks else set())
             | ({"STATE"} if self.reset else set())
+            | ({"FAULT"} if self.fault else set())
         )
 
     def feed(self, data: bytes) -> bytes:
@@ -190,7 +194,8 @@ class FakeDevice:
                 self._outputs = [np.ascontiguousarray(o).tobytes() for o in outs]
             self.runs += done
             t = self.ticks_per_run
-            return p.RunReply(status, done, t * done, t, t, self.ticks_per_second).pack()
+            fault = self.fault if status != 0 else None
+            return p.RunReply(status, done, t * done, t, t, self.ticks_per_second, fault).pack()
         if command is p.Command.GET_OUTPUT:
             if p.GET_OUTPUT_REQUEST.unpack(body)[2] > self.max_payload - 2:
                 return p.ErrorReply(0x0207, self.max_payload - 2).pack()

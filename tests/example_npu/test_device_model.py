@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from aot.device.error_codes import ERROR_CODES
+from aot.device.fault import OPERANDS as HOST_OPERANDS
 from tests.example_npu.harness import (
     DEVICE_SOURCE,
     OPERANDS,
@@ -68,6 +69,38 @@ def test_operand_outside_region_fails_and_writes_nothing(operand: str, tmp_path:
         status, output = parse(line)
         assert status == OUT_OF_REGION, f"{operand}: status {status:#06x}"
         assert not output.any()  # the output buffer kept its zeros
+
+
+def test_a_region_fault_names_the_operand_its_address_and_the_region(tmp_path: Path) -> None:
+    """aot_npu_fault() (the RUN reply's fault record): per operand, one stream with only
+    that operand outside; the code is the one the host names (aot.device.fault.OPERANDS)."""
+    pool = [conv_case(s, False) for s in range(4)] + [conv_case(s, True) for s in range(4)]
+    pool += [fc_case(s) for s in range(4)]
+    cases = []
+    for operand in OPERANDS:
+        case = next(c for c in pool if operand in c.arrays)
+        cases.append(dataclasses.replace(case, outside=frozenset({operand})))
+    source = program(cases)
+    marker = "aot_npu_configure((uintptr_t)region, "
+    start = source.index(marker) + len(marker)
+    region_size = int(source[start : source.index("u);", start)])
+    report = (
+        "  struct aot_fault f;\n  aot_npu_fault(&f);\n"
+        '  printf(" fault %u %u %u %d %u", (unsigned)f.descriptor, (unsigned)f.operand, '
+        "(unsigned)(f.address - (uint64_t)(uintptr_t)outside), "
+        "f.region_base == (uint64_t)(uintptr_t)region, (unsigned)f.region_size);\n"
+    )
+    source = source.replace('  printf("\\n");\n', report + '  printf("\\n");\n')
+    lines = build_and_run(source, tmp_path, SANITIZE)
+    assert len(lines) == len(OPERANDS)
+    offset = 0  # program() puts each case's outside operand after the previous one's
+    for case, operand, line in zip(cases, OPERANDS, lines, strict=True):
+        status, fault = line.split(" fault ")
+        assert int(status.split()[0], 16) == OUT_OF_REGION
+        descriptor, code, at, in_region, size = (int(v) for v in fault.split())
+        assert HOST_OPERANDS[code] == operand
+        assert (descriptor, at, in_region, size) == (0, offset, 1, region_size), operand
+        offset += -(-case.arrays[operand].nbytes // 16) * 16
 
 
 @pytest.mark.parametrize("short_by", [1, 0], ids=["one-byte-short", "exact"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -115,8 +116,33 @@ def test_a_buffer_outside_the_npu_region_fails_the_run(tmp_path: Path) -> None:
     config.write_text(text)
     run_make(folder / "project")
     inputs = [np.load(mlperf_tiny("kws_ref_model", ".input.npy"))]
-    with pytest.raises(AotError, match="AOT_ERR_NPU_ADDRESS_OUT_OF_REGION"):
+    with pytest.raises(AotError) as info:
         run_many(folder, [inputs])
+    # The RUN reply's fault record (feature FAULT): step 0, its first descriptor, the
+    # operand checked first (the input, planned into the PSRAM pool by --io-in-pool) at the
+    # address the firmware gave it, and the region the device was told.
+    metadata = read_metadata(folder)
+    step = metadata["operators"][0]
+    (buffer,) = [b for b in metadata["memory"]["buffers"] if b["buffer"] == "tensor_0_input_1"]
+    address = _symbol_address(folder / "project" / "build" / "firmware.elf", "aot_m_pool_psram")
+    address += buffer["offset"]
+    assert buffer["pool"] == "psram" and step["backend"] == NPU
+    end = blockram.base + blockram.size
+    assert str(info.value) == (
+        f"model 'm' failed in run 1 of 1 at step 0 ({step['label']}) on example_npu: "
+        f"AOT_ERR_NPU_ADDRESS_OUT_OF_REGION: descriptor 0, operand 'input' address "
+        f"0x{address:08x} is outside region 'blockram' [0x{blockram.base:08x}, 0x{end:08x})"
+    )
+
+
+def _symbol_address(elf: Path, symbol: str) -> int:
+    listing = subprocess.run(
+        ["arm-none-eabi-nm", str(elf)], check=True, capture_output=True, text=True
+    ).stdout
+    (address,) = [
+        int(line.split()[0], 16) for line in listing.splitlines() if line.endswith(f" {symbol}")
+    ]
+    return address
 
 
 @pytest.mark.slow

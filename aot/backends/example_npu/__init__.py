@@ -28,6 +28,7 @@ from aot.backends.base import (
     OperatorPattern,
     Region,
     RuntimeFiles,
+    fault_symbol,
 )
 from aot.backends.example_npu.descriptors import (
     Conv2D,
@@ -135,7 +136,10 @@ class ExampleNpu(Backend):
             f"static const struct aot_npu_desc_header* const list[{count}] = {{{headers}}};",
             "static const struct aot_npu_stream stream = {AOT_NPU_STREAM_MAGIC, "
             f"AOT_NPU_STREAM_VERSION, {count}u, list}};",
-            "return (int32_t)aot_npu_submit(&stream);",
+            "int32_t err = (int32_t)aot_npu_submit(&stream);",
+            # Where it stopped, for the RUN reply (the executor sets the step).
+            f"if (err != 0) aot_npu_fault(&{fault_symbol(ctx.model)});",
+            "return err;",
         ]
         return step_function(symbol, ctx, stream.param_count, stream.output_count, body,
                              statics, includes=('"example_npu.h"',))  # fmt: skip

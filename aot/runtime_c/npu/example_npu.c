@@ -29,7 +29,9 @@ static struct {
   uintptr_t region_base;
   size_t region_size;
   uint32_t failed_descriptor;
-} npu = {(uintptr_t)AOT_EXAMPLE_NPU_REGION_BASE, (size_t)AOT_EXAMPLE_NPU_REGION_SIZE, 0u};
+  uint32_t failed_operand; /* aot_fault_operand_t of the address that failed a check */
+  uintptr_t failed_address;
+} npu = {(uintptr_t)AOT_EXAMPLE_NPU_REGION_BASE, (size_t)AOT_EXAMPLE_NPU_REGION_SIZE, 0u, 0u, 0u};
 
 void aot_npu_configure(uintptr_t region_base, size_t region_size) {
   npu.region_base = region_base;
@@ -37,6 +39,14 @@ void aot_npu_configure(uintptr_t region_base, size_t region_size) {
 }
 
 uint32_t aot_npu_failed_descriptor(void) { return npu.failed_descriptor; }
+
+void aot_npu_fault(struct aot_fault* fault) {
+  fault->descriptor = npu.failed_descriptor;
+  fault->operand = npu.failed_operand;
+  fault->address = (uint64_t)npu.failed_address;
+  fault->region_base = (uint64_t)npu.region_base;
+  fault->region_size = (uint64_t)npu.region_size;
+}
 
 /* -- fixed-point arithmetic (TFLite reference, docs/int8.md) ------------------------ */
 
@@ -114,6 +124,16 @@ static int in_region(const void* address, uint64_t bytes, uintptr_t alignment) {
   return offset <= npu.region_size && bytes <= npu.region_size - offset;
 }
 
+/* in_region, remembering which operand failed for aot_npu_fault(). */
+static int reaches(const void* address, uint64_t bytes, uintptr_t alignment, uint32_t operand) {
+  if (in_region(address, bytes, alignment)) {
+    return 1;
+  }
+  npu.failed_operand = operand;
+  npu.failed_address = (uintptr_t)address;
+  return 0;
+}
+
 static aot_error_t check_requant(const struct aot_npu_requant* rq, uint32_t channels) {
   if (rq->rounding != AOT_NPU_ROUNDING_DOUBLE && rq->rounding != AOT_NPU_ROUNDING_SINGLE) {
     return AOT_ERR_NPU_BAD_DESCRIPTOR;
@@ -125,11 +145,12 @@ static aot_error_t check_requant(const struct aot_npu_requant* rq, uint32_t chan
     return AOT_ERR_NPU_BAD_DESCRIPTOR;
   }
   if (rq->mode == AOT_NPU_REQUANT_PER_CHANNEL) {
-    if (!in_region(rq->multiplier, 4ull * channels, 4) || !in_region(rq->shift, channels, 1)) {
+    if (!reaches(rq->multiplier, 4ull * channels, 4, AOT_FAULT_OPERAND_MULTIPLIER) ||
+        !reaches(rq->shift, channels, 1, AOT_FAULT_OPERAND_SHIFT)) {
       return AOT_ERR_NPU_ADDRESS_OUT_OF_REGION;
     }
   } else if (rq->mode == AOT_NPU_REQUANT_PACKED) {
-    if (!in_region(rq->multiplier, 4ull * channels, 4)) {
+    if (!reaches(rq->multiplier, 4ull * channels, 4, AOT_FAULT_OPERAND_MULTIPLIER)) {
       return AOT_ERR_NPU_ADDRESS_OUT_OF_REGION;
     }
   } else if (rq->mode != AOT_NPU_REQUANT_PER_TENSOR) {
@@ -174,9 +195,10 @@ static aot_error_t check_conv2d(const struct aot_npu_conv2d* d, int depthwise) {
   uint64_t in_bytes = (uint64_t)d->batches * d->in_h * d->in_w * d->in_c;
   uint64_t out_bytes = (uint64_t)d->batches * d->out_h * d->out_w * d->out_c;
   uint64_t w_bytes = (uint64_t)d->k_h * d->k_w * d->out_c * (depthwise ? 1u : d->in_c);
-  if (!in_region(d->input, in_bytes, 1) || !in_region(d->output, out_bytes, 1) ||
-      !in_region(d->weights, w_bytes, 1) ||
-      (d->bias != NULL && !in_region(d->bias, 4ull * d->out_c, 4))) {
+  if (!reaches(d->input, in_bytes, 1, AOT_FAULT_OPERAND_INPUT) ||
+      !reaches(d->output, out_bytes, 1, AOT_FAULT_OPERAND_OUTPUT) ||
+      !reaches(d->weights, w_bytes, 1, AOT_FAULT_OPERAND_WEIGHTS) ||
+      (d->bias != NULL && !reaches(d->bias, 4ull * d->out_c, 4, AOT_FAULT_OPERAND_BIAS))) {
     return AOT_ERR_NPU_ADDRESS_OUT_OF_REGION;
   }
   return check_requant(&d->requant, d->out_c);
@@ -188,10 +210,10 @@ static aot_error_t check_fully_connected(const struct aot_npu_fully_connected* d
       !offset_ok(d->weight_offset)) {
     return AOT_ERR_NPU_BAD_DESCRIPTOR;
   }
-  if (!in_region(d->input, (uint64_t)d->batches * d->depth, 1) ||
-      !in_region(d->output, (uint64_t)d->batches * d->out_c, 1) ||
-      !in_region(d->weights, (uint64_t)d->out_c * d->depth, 1) ||
-      (d->bias != NULL && !in_region(d->bias, 4ull * d->out_c, 4))) {
+  if (!reaches(d->input, (uint64_t)d->batches * d->depth, 1, AOT_FAULT_OPERAND_INPUT) ||
+      !reaches(d->output, (uint64_t)d->batches * d->out_c, 1, AOT_FAULT_OPERAND_OUTPUT) ||
+      !reaches(d->weights, (uint64_t)d->out_c * d->depth, 1, AOT_FAULT_OPERAND_WEIGHTS) ||
+      (d->bias != NULL && !reaches(d->bias, 4ull * d->out_c, 4, AOT_FAULT_OPERAND_BIAS))) {
     return AOT_ERR_NPU_ADDRESS_OUT_OF_REGION;
   }
   return check_requant(&d->requant, d->out_c);
@@ -299,6 +321,8 @@ static aot_error_t execute(const struct aot_npu_desc_header* header) {
 
 aot_error_t aot_npu_submit(const struct aot_npu_stream* stream) {
   npu.failed_descriptor = 0;
+  npu.failed_operand = AOT_FAULT_OPERAND_NONE;
+  npu.failed_address = 0u;
   if (npu.region_size == 0) {
     return AOT_ERR_NPU_NOT_CONFIGURED;
   }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "aot/error.h"
+#include "aot/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -134,6 +135,11 @@ aot_error_t aot_npu_submit(const struct aot_npu_stream* stream);
 
 /* Index of the descriptor the last failing submit stopped at (for diagnostics). */
 uint32_t aot_npu_failed_descriptor(void);
+
+/* Where the last failing submit stopped, into the model's fault record (all but its
+ * `step`): the descriptor, the operand whose address failed the region check (NONE for
+ * other failures) and that address, and the device's region. */
+void aot_npu_fault(struct aot_fault* fault);
 
 #ifdef __cplusplus
 }

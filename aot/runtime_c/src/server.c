@@ -205,10 +205,13 @@ static int stateful(void) {
   return g_model != NULL && g_model->state_bytes > 0u && g_model->reset != NULL;
 }
 
+/* A model with accelerator steps keeps a fault record: a failing RUN's reply ends with it. */
+static int faults_recorded(void) { return g_model != NULL && g_model->fault != NULL; }
+
 static uint32_t features(void) {
   return (profiled() ? AOT_FEATURE_PROFILE : 0u) |
          (aot_stack_painted_bytes() > 0u ? AOT_FEATURE_STACK : 0u) |
-         (stateful() ? AOT_FEATURE_STATE : 0u);
+         (stateful() ? AOT_FEATURE_STATE : 0u) | (faults_recorded() ? AOT_FEATURE_FAULT : 0u);
 }
 
 static aot_error_t cmd_hello(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
@@ -343,6 +346,16 @@ static aot_error_t cmd_run(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t
   put_u32(min_ticks);
   put_u32(max_ticks);
   put_u32(aot_platform_ticks_per_second());
+  if (model_status != AOT_OK && faults_recorded()) {
+    /* Appended: a host that does not know the FAULT bit reads the fields before it. */
+    const struct aot_fault* fault = g_model->fault;
+    put_u32(fault->step);
+    put_u32(fault->descriptor);
+    put_u32(fault->operand);
+    put_u64(fault->address);
+    put_u64(fault->region_base);
+    put_u32(fault->region_size > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)fault->region_size);
+  }
   return send_reply();
 }
 

@@ -27,6 +27,31 @@ typedef enum {
 
 #define AOT_MAX_NDIM 6
 
+/* Where a failing run stopped (the RUN reply's fault record, docs/protocol.md). The
+ * executor of a model with accelerator steps sets `step` before each of them; the
+ * accelerator's driver fills the rest when its step fails. */
+#define AOT_FAULT_NONE 0xFFFFFFFFu /* step or descriptor unknown */
+
+/* Which operand of a descriptor; values are part of the serial protocol. */
+typedef enum {
+  AOT_FAULT_OPERAND_NONE = 0,
+  AOT_FAULT_OPERAND_INPUT = 1,
+  AOT_FAULT_OPERAND_WEIGHTS = 2,
+  AOT_FAULT_OPERAND_BIAS = 3,
+  AOT_FAULT_OPERAND_OUTPUT = 4,
+  AOT_FAULT_OPERAND_MULTIPLIER = 5,
+  AOT_FAULT_OPERAND_SHIFT = 6,
+} aot_fault_operand_t;
+
+struct aot_fault {
+  uint32_t step;        /* executor step (metadata.json's operators[step]), or AOT_FAULT_NONE */
+  uint32_t descriptor;  /* the accelerator's descriptor within the step, or AOT_FAULT_NONE */
+  uint32_t operand;     /* aot_fault_operand_t: the operand whose address failed a check */
+  uint64_t address;     /* that operand's address */
+  uint64_t region_base; /* the memory the accelerator reaches: [base, base + size) */
+  uint64_t region_size;
+};
+
 struct aot_tensor_info {
   const char* name;
   aot_dtype_t dtype;
@@ -62,6 +87,8 @@ struct aot_model_desc {
    * bytes (0: stateless) and the function that sets it to its initial value. */
   uint32_t state_bytes;
   void (*reset)(void);
+  /* Models with accelerator steps: where the last failing run stopped. NULL: no record. */
+  const struct aot_fault* fault;
 };
 
 #ifdef __cplusplus

@@ -51,6 +51,7 @@ typedef enum {
 #define AOT_FEATURE_PROFILE (1u << 0) /* the model records ticks per executor step (aot build --profile) */
 #define AOT_FEATURE_STACK (1u << 1) /* the stack is painted, so STATS reports its peak */
 #define AOT_FEATURE_STATE (1u << 2) /* the model keeps operator state between runs; RESET restores it */
+#define AOT_FEATURE_FAULT (1u << 3) /* a failing RUN's reply ends with where the model stopped */
 
 #define AOT_PROFILE_REPLY_HEAD_BYTES 6u
 
