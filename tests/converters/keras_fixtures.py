@@ -22,10 +22,11 @@ FIXTURES = REPO / "tests" / "fixtures" / "converters" / "tflite"
 # Keras 3's LSTM, models.json "not_converted").
 TFLM_REFERENCE: dict[str, str] = {}
 
-# Host builds of more than this many multiply-accumulates (or parameters) take tens of
-# seconds each: marked slow.
+# Host builds of more than this many multiply-accumulates, parameters or operators (the
+# unrolled GRU: ~170) take 10-60 s each: marked slow.
 SLOW_MACS = 5_000_000
 SLOW_PARAMETERS = 500_000
+SLOW_OPERATORS = 120
 
 
 @cache
@@ -46,8 +47,12 @@ def model_path(name: str) -> Path:
 
 
 def is_slow(name: str) -> bool:
+    from aot.frontend.tflite_file import read_tflite
+
     model = entry(name)
-    return model["macs"] > SLOW_MACS or model["parameters"] > SLOW_PARAMETERS
+    if model["macs"] > SLOW_MACS or model["parameters"] > SLOW_PARAMETERS:
+        return True
+    return len(read_tflite(model_path(name)).operators) > SLOW_OPERATORS
 
 
 def reference_outputs(name: str, batches: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
