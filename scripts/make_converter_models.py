@@ -9,8 +9,8 @@ Keras layers lower to), so nothing is hand-tuned after conversion.
 
 Run with the converter venv (TensorFlow 2.21, Keras 3; scripts/requirements-converters.txt):
 
-    /work/venv-conv/bin/python scripts/make_converter_models.py            # all fixtures
-    /work/venv-conv/bin/python scripts/make_converter_models.py --only ds_cnn_int8_fixed
+    venv-conv/bin/python scripts/make_converter_models.py            # all fixtures
+    venv-conv/bin/python scripts/make_converter_models.py --only ds_cnn_int8_fixed
 
 Every conversion runs in its own subprocess: TensorFlow's converter can crash the process
 (a segfault, as on Keras 3's LSTM and GRU), and one crash must not stop the rest. A crash

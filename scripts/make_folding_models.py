@@ -3,7 +3,7 @@ test_static_shapes.py builds (tests/fixtures/converters/folding/).
 
 Run with the converter venv (TensorFlow and LiteRT cannot share a process):
 
-    /work/venv-conv/bin/python scripts/make_folding_models.py
+    venv-conv/bin/python scripts/make_folding_models.py
 
 Each model keeps Keras' default dynamic batch (``keras.Input(shape)`` without
 ``batch_size``), so the converter leaves the shape arithmetic aot folds at import.

@@ -4,7 +4,7 @@ onnxruntime's own ``quantize_static``, as a user of onnxruntime's quantizer gets
 Run in the converter venv (torch, onnx, onnxruntime; scripts/requirements-converters.txt),
 never in aot's own environment, then commit the results:
 
-    /work/venv-conv/bin/python scripts/make_onnx_models.py
+    venv-conv/bin/python scripts/make_onnx_models.py
 
 Writes tests/fixtures/converters/onnx/<name>.onnx and models.json (what each file is and
 the versions and settings that made it). Weights and calibration data are seeded, so a
