@@ -203,7 +203,7 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
         "integer interpolation (ResizeBilinearInteger)",
     ),
     "RESIZE_NEAREST_NEIGHBOR": (
-        _SAME_Q,
+        _SAME_Q_OR_INT16,
         "4-D NHWC; constant size; align_corners or half_pixel_centers (not both)",
     ),
     "RSQRT": (
@@ -278,7 +278,9 @@ INT8_OPERATORS: dict[str, tuple[str, str]] = {
     ),
     "TRANSPOSE": (_INT8_OR_INT16_ANY_ZP, "any rank; constant permutation"),
     "TRANSPOSE_CONV": (
-        "int8; weights int8 OHWI per-tensor or per-channel, zero point 0; bias int32, optional",
+        "int8; weights int8 OHWI per-tensor or per-channel, zero point 0; bias int32, optional. "
+        "16x8: int16 (zero point 0), bias int64 (int64 sums) or, with quantized_bias_type "
+        "INT32, int32 (int32 sums, as LiteRT)",
         f"4-D NHWC; constant output shape; SAME or VALID padding; any stride, no dilation; "
         f"{_FUSED}",
     ),

@@ -407,6 +407,68 @@ def conv2d_16x8(
     return te.compute(acc.shape, body, name="requantize_int16")
 
 
+def transpose_conv2d_16x8(
+    data: te.Tensor,
+    weight: te.Tensor,
+    bias: te.Tensor | None,
+    multiplier: te.Tensor,
+    shift: te.Tensor,
+    *,
+    out_shape: Sequence[int],
+    strides: tuple[int, int],
+    padding: tuple[int, int],
+    accumulator: str,
+    act_min: int,
+    act_max: int,
+) -> te.Tensor:
+    """TFLite ``reference_integer_ops::TransposeConv`` for int16 input and output (zero
+    point 0), gathering as :func:`transpose_conv2d` does. LiteRT instantiates it on the
+    bias type: with ``accumulator`` "int64" the sum and the bias are int64 and requantized
+    by the int64 MultiplyByQuantizedMultiplier; with "int32" (an int32 bias) the sum
+    is int32 and so is the requantization, as for int8."""
+    _, in_h, in_w, in_c = _shape(data)
+    _, k_h, k_w, _ = _shape(weight)
+    ry = te.reduce_axis((0, k_h), "ry")
+    rx = te.reduce_axis((0, k_w), "rx")
+    rc = te.reduce_axis((0, in_c), "rc")
+    sh, sw = strides
+
+    def tap(n: Expr, y: Expr, x: Expr, o: Expr) -> Expr:
+        ty = y + padding[0] - ry
+        tx = x + padding[1] - rx
+        iy = tirx.floordiv(ty, sh) if sh > 1 else ty
+        ix = tirx.floordiv(tx, sw) if sw > 1 else tx
+        conditions = [ty >= 0, iy < in_h, tx >= 0, ix < in_w]
+        if sh > 1:
+            conditions.append(tirx.floormod(ty, sh) == 0)
+        if sw > 1:
+            conditions.append(tirx.floormod(tx, sw) == 0)
+        value = tirx.if_then_else(
+            tirx.all(*conditions), data[n, iy, ix, rc], tirx.const(0, "int16")
+        )
+        return value.astype(accumulator) * weight[o, ry, rx, rc].astype(accumulator)
+
+    acc = te.compute(
+        tuple(out_shape),
+        lambda n, y, x, o: te.sum(tap(n, y, x, o), axis=[ry, rx, rc]),
+        name="acc",
+        tag="transpose_conv2d_nhwc_int16",
+    )
+
+    def body(*idx: Expr) -> Expr:
+        channel = idx[-1]
+        total = acc[idx] if bias is None else acc[idx] + bias[channel].astype(accumulator)
+        if accumulator == "int64":
+            scaled = multiply_by_quantized_multiplier_int64_expr(
+                total, multiplier[channel], shift[channel]
+            )
+            return tirx.max(tirx.min(scaled, c64(act_max)), c64(act_min)).astype("int16")
+        scaled = multiply_by_quantized_multiplier_expr(total, multiplier[channel], shift[channel])
+        return clamp_expr(scaled, act_min, act_max).astype("int16")
+
+    return te.compute(acc.shape, body, name="requantize_int16")
+
+
 def mul_16x8(
     lhs: te.Tensor,
     rhs: te.Tensor,

@@ -362,13 +362,14 @@ def _resize(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
     from aot.ops import int8_movement as mv
 
     x = imp.tensors[ins[0]]
-    _int8_pair(imp, x, out)
+    nearest = imp.op_name == "RESIZE_NEAREST_NEIGHBOR"
+    # The nearest neighbour copies values, so LiteRT's int16 form is the int8 one.
+    _int8_pair(imp, x, out, tuple(_COPY_DTYPES) if nearest else ("int8",))
     if len(x.shape) != 4 or len(out.shape) != 4:
         raise imp.unsupported("expected 4-D NHWC input and output")
     size = _ints(imp, ins[1], "the output size")
     if len(size) != 2 or tuple(size) != tuple(out.shape[1:3]) or out.shape[::3] != x.shape[::3]:
         raise imp.unsupported(f"size {size} does not match output {list(out.shape)}")
-    nearest = imp.op_name == "RESIZE_NEAREST_NEIGHBOR"
     table = "ResizeNearestNeighborOptions" if nearest else "ResizeBilinearOptions"
     opts = _options(op, table)
     align = bool(opts.AlignCorners()) if opts is not None else False

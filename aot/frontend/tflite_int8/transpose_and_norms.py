@@ -12,6 +12,7 @@ from typing import Any
 
 from aot.frontend.tflite_int8 import int16 as tflite_int16
 from aot.frontend.tflite_int8.importer import (
+    _HANDLERS,
     _bias,
     _conv_requant,
     _handler,
@@ -192,6 +193,77 @@ def _depthwise_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
     return _conv_16x8(imp, bb, op, ins, out, depthwise=True)
 
 
+def _transpose_conv_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    import numpy as np
+    from tvm import relax
+
+    from aot.ops import int8_transpose_and_norms as tn
+
+    if len(ins) < 3:
+        raise imp.unsupported(f"expected 3 or 4 inputs, found {len(ins)}")
+    w, x = imp.tensors[ins[1]], imp.tensors[ins[2]]
+    tflite_int16._symmetric(imp, x, "input")
+    tflite_int16._symmetric(imp, out, "output")
+    imp.expect(w, ["int8"], "weights")
+    shape = imp.constant(ins[0], "the output shape")
+    if [int(d) for d in shape.reshape(-1)] != list(out.shape):
+        raise imp.unsupported(
+            f"output shape operand {shape.reshape(-1).tolist()} differs from the output "
+            f"tensor's shape {list(out.shape)}"
+        )
+    opts = _required_options(imp, op, "TransposeConvOptions")
+    if len(x.shape) != 4 or len(w.shape) != 4 or len(out.shape) != 4:
+        raise imp.unsupported("expected 4-D NHWC input and output and OHWI weights")
+    out_c, k_h, k_w, in_c = w.shape
+    if x.shape[3] != in_c or out.shape[3] != out_c or x.shape[0] != out.shape[0]:
+        raise imp.unsupported(
+            f"input {list(x.shape)}, weights {list(w.shape)} and output {list(out.shape)} "
+            "do not fit"
+        )
+    strides = (opts.StrideH(), opts.StrideW())
+    padding = transpose_conv_padding(out.shape[1:3], (k_h, k_w), strides, opts.Padding() == 0)
+    act_min, act_max = tflite_int16._int16_activation(imp, opts, out)
+    if any(z != 0 for z in w.zero_point):
+        raise imp.unsupported(f"weights {w.name!r} have a nonzero zero point")
+    scales = w.scale if len(w.scale) > 1 else w.scale * out_c
+    if len(scales) != out_c:
+        raise imp.unsupported(f"weights {w.name!r} have {len(scales)} scales for {out_c} channels")
+    # transpose_conv.cc's Prepare: PopulateConvolutionQuantizationParams, as CONV_2D.
+    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s) for s in scales]
+    multiplier = relax.const(np.asarray([m for m, _ in pairs], "int32"))
+    shift = relax.const(np.asarray([s for _, s in pairs], "int32"))
+    # LiteRT picks the kernel's accumulator by quantized_bias_type: int64 unless INT32.
+    int32_bias = opts.QuantizedBiasType() == tflite_int16._TENSOR_TYPE_INT32
+    bias = None
+    if len(ins) > 3 and ins[3] >= 0:
+        b = imp.tensors[ins[3]]
+        expected = "int32" if int32_bias else "int64"
+        if b.dtype != expected:
+            raise imp.unsupported(
+                f"bias {b.name!r} is {b.dtype}; with quantized_bias_type "
+                f"{'INT32' if int32_bias else 'unset'} a 16x8 bias must be {expected}"
+            )
+        data = imp.constant(ins[3], "the bias")
+        if data.size != out_c:
+            raise imp.unsupported(f"bias {b.name!r} has {data.size} values for {out_c} channels")
+        bias = relax.const(np.ascontiguousarray(data.reshape(out_c)))
+    return imp.emit(
+        bb, tn.transpose_conv2d_16x8, imp.value(ins[2]), imp.value(ins[1]), bias, multiplier,
+        shift, name="transpose_conv2d_int16", out_shape=out.shape, strides=strides,
+        padding=padding, accumulator="int32" if int32_bias else "int64", act_min=act_min,
+        act_max=act_max,
+    )  # fmt: skip
+
+
+def _route_transpose_conv(
+    imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
+) -> Any:
+    # The data is TRANSPOSE_CONV's third input (the first is the output shape).
+    if len(ins) > 2 and imp.tensors[ins[2]].dtype == "int16":
+        return _transpose_conv_16x8(imp, bb, op, ins, out)
+    return _transpose_conv(imp, bb, op, ins, out)
+
+
 def _mul_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.frontend.tflite_int8.importer import _broadcast_shape, _options
     from aot.ops import int8_transpose_and_norms as tn
@@ -214,3 +286,4 @@ def _mul_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
 tflite_int16._by_input_dtype("CONV_2D", _conv2d_16x8)
 tflite_int16._by_input_dtype("DEPTHWISE_CONV_2D", _depthwise_16x8)
 tflite_int16._by_input_dtype("MUL", _mul_16x8)
+_HANDLERS["TRANSPOSE_CONV"] = _route_transpose_conv
