@@ -7,7 +7,8 @@ from pathlib import Path
 
 from aot.errors import ModelError, UnsupportedError
 from aot.frontend.model import Quantization, TensorSpec
-from aot.frontend.validate import TENSOR_TYPES, validate
+from aot.frontend.tflite_checks import validate
+from aot.frontend.validate import TENSOR_TYPES
 
 TFLITE_IDENTIFIER = b"TFL3"
 

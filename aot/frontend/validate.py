@@ -19,7 +19,8 @@ everything the importers later take on trust is checked here once:
 Between 4 and 5, a graph with a dynamic batch becomes static (aot.frontend.tflite_static:
 batch 1, inferred shapes over the converter's placeholders, shape arithmetic folded); the
 shape checks then judge the static graph, and a stored shape that is no placeholder is
-still damage.
+still damage. ``aot.frontend.tflite_checks.validate`` runs the three in that order (the
+static step builds on this module's view, so this module does not call it).
 
 Damage raises ``ModelError("<file>: the file is damaged or was produced by a broken
 converter: operator 3 (CONV_2D): ...")``; a valid feature aot does not handle raises
@@ -28,9 +29,10 @@ converter: operator 3 (CONV_2D): ...")``; a valid feature aot does not handle ra
 
 from __future__ import annotations
 
+import contextlib
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -832,10 +834,19 @@ class Validated:
     static: Any = None  # its StaticReport: what that step fixed and folded
 
 
-def validate(data: bytes, source: str) -> Validated:
-    """Check a TFLite file; raise ModelError (damaged) or UnsupportedError (valid, unhandled)."""
-    _init_vector_slots()
+@contextlib.contextmanager
+def reporting_damage(source: str) -> Iterator[None]:
+    """Damage found inside the block becomes the one ModelError a user sees."""
     try:
+        yield
+    except _Damage as err:
+        raise ModelError(f"{source}: {DAMAGED}: {err}") from None
+
+
+def check_structure(data: bytes, source: str) -> Model:
+    """Checks 1-4: the flatbuffer, every index, every tensor, the graph; the plain view."""
+    _init_vector_slots()
+    with reporting_damage(source):
         model = _read(data)
         if not model.subgraphs:
             raise _Damage("the model has no subgraph")
@@ -844,18 +855,15 @@ def validate(data: bytes, source: str) -> Validated:
             for t in sg.tensors:
                 _check_tensor(t, model.buffers)
             _check_graph(sg, model.buffers)
-        padded = data + b"\0" * PADDING
-        # A dynamic-batch export becomes static (batch 1, shape arithmetic folded) before
-        # its shapes are checked; a static graph comes back unchanged.
-        from aot.frontend.tflite_static import make_static
+    return model
 
-        model, static = make_static(model, padded, source)
+
+def check_shapes(model: Model, padded: bytes, source: str) -> None:
+    """Check 5 on a static graph, then whether aot handles every operator."""
+    with reporting_damage(source):
         for sg in model.subgraphs:
             _check_shapes(sg, model, padded)
-    except _Damage as err:
-        raise ModelError(f"{source}: {DAMAGED}: {err}") from None
     _check_supported(model, source)
-    return Validated(padded, model, static)
 
 
 # Operators whose variable tensor (state) the int8 importer keeps in the persistent pool.

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from aot.errors import ModelError, UnsupportedError
-from aot.frontend.validate import validate
+from aot.frontend.tflite_checks import validate
 from aot.testing import run_tflite_reference
 from aot.testing.tflite_builder import TFLiteModelBuilder
 

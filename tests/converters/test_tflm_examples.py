@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 
 from aot.errors import ModelError, UnsupportedError
-from aot.frontend.validate import DAMAGED, validate
+from aot.frontend.tflite_checks import validate
+from aot.frontend.validate import DAMAGED
 from aot.testing import run_tflite_reference
 from aot.testing.harness import build, random_inputs, run_many
 from aot.testing.reference import TFLMReference

@@ -38,8 +38,9 @@ from aot.frontend.model import (
     StateSpec,
     TensorSpec,
 )
+from aot.frontend.tflite_checks import validate
 from aot.frontend.tflite_file import TFLITE_DTYPES
-from aot.frontend.validate import DAMAGED, validate
+from aot.frontend.validate import DAMAGED
 from aot.ops import fixedpoint as fp
 
 FRONTEND_NAME = "aot-tflite-int8"
