@@ -164,7 +164,6 @@ def bench_folder(
 
         connect = default_connect
     arrays = list(inputs) if inputs is not None else _zero_inputs(metadata)
-    unit = board.ticks.unit if board.ticks else "ticks"
     per_tick = (board.ticks.instructions_per_tick if board.ticks else None) or 1
 
     times: list[int] = []
@@ -192,7 +191,7 @@ def bench_folder(
             client.quit()
     assert result is not None
 
-    from aot.timing import describe_clock, resolved
+    from aot.timing import describe_clock, resolved, time_unit
 
     operators = [
         replace(op, resolved=resolved(op.time, per_tick))
@@ -203,7 +202,7 @@ def bench_folder(
     return BenchReport(
         model=metadata["model"]["name"],
         board=board.name,
-        time_unit=unit,
+        time_unit=time_unit(board, result.ticks_per_second),
         units_per_tick=per_tick,
         ticks_per_second=result.ticks_per_second,
         repeats=repeats,

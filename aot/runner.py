@@ -320,7 +320,9 @@ def run_model(
         "model_stack_bytes": stats.model_stack_bytes,
         "stack_exhausted": stats.stack_exhausted,
     }
-    unit = board.ticks.unit if board.ticks else "ticks"
+    from aot.timing import time_unit
+
+    unit = time_unit(board, result.ticks_per_second)
     per_tick = (board.ticks.instructions_per_tick if board.ticks else None) or 1
     return RunReport(result.outputs, result, stats_json, board.name, unit, per_tick, tuple(each))
 

@@ -78,3 +78,17 @@ def run_clock(metadata: dict[str, Any], ticks_per_second: int, units_per_tick: f
 def resolved(time: float, units_per_tick: float) -> bool:
     """Whether a figure of ``time`` (in the report's unit) is at least RESOLVED_TICKS ticks."""
     return time >= RESOLVED_TICKS * units_per_tick
+
+
+def time_unit(board: Board, ticks_per_second: int) -> str:
+    """The unit of a run's figures: the board data's, unless the firmware announced another
+    clock than the board data names (on hardware a running DWT counts CPU cycles where the
+    data names Zephyr's 32768 Hz RTC, say): then cycles, or the announced tick."""
+    unit = board.ticks.unit if board.ticks else "ticks"
+    if board.is_host or board.emulated or board.ticks is None or not ticks_per_second:
+        return unit
+    if ticks_per_second == board.ticks.hz:
+        return unit
+    if ticks_per_second == board.clock_hz:
+        return "cycles"
+    return f"ticks of 1/{ticks_per_second} s"

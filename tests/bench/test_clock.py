@@ -7,7 +7,7 @@ import pytest
 
 from aot.bench import BenchReport, OperatorProfile, format_report
 from aot.boards import load_board
-from aot.timing import describe_clock, resolved
+from aot.timing import describe_clock, resolved, time_unit
 
 pytestmark = pytest.mark.unit
 
@@ -29,6 +29,16 @@ def test_hardware_dwt_or_the_system_timer() -> None:
     rtc = describe_clock(nrf, zephyr, 32_768, 1)
     assert rtc.name.startswith("the system timer at 32768 Hz") and rtc.resolution == "30.5 us"
     assert describe_clock(load_board("host"), {}, 1_000_000_000, 1).resolution == "1 ns"
+
+
+def test_the_unit_follows_the_clock_the_firmware_announced() -> None:
+    nrf = load_board("nrf5340dk_nrf5340_cpuapp")  # board data: the 32768 Hz RTC, "time"
+    assert time_unit(nrf, 32_768) == "time"
+    assert time_unit(nrf, 128_000_000) == "cycles"  # a running DWT at the CPU clock
+    assert time_unit(nrf, 1_000_000) == "ticks of 1/1000000 s"
+    an385 = load_board("mps2_an385")  # under QEMU: the board data's unit, whatever the rate
+    assert time_unit(an385, 25_000_000) == an385.ticks.unit == "instructions"
+    assert time_unit(load_board("host"), 1_000_000_000) == "ns"
 
 
 def test_an_operator_under_100_ticks_is_coarse() -> None:
