@@ -32,6 +32,32 @@ from aot.ops.int8 import (
 Expr = Any
 
 
+def _reaching_input(
+    data: te.Tensor,
+    where: tuple[Expr, Expr, Expr, Expr],
+    tap: tuple[Expr, Expr],
+    strides: tuple[int, int],
+    padding: tuple[int, int],
+    fill: Expr,
+) -> Expr:
+    """The input pixel that output pixel ``where`` = (n, y, x, c) gets through kernel tap
+    (ky, kx) of a transposed convolution (``oy = iy * stride - pad + ky``), or ``fill``
+    where none does."""
+    n, y, x, c = where
+    _, in_h, in_w, _ = _shape(data)
+    sh, sw = strides
+    ty = y + padding[0] - tap[0]
+    tx = x + padding[1] - tap[1]
+    iy = tirx.floordiv(ty, sh) if sh > 1 else ty
+    ix = tirx.floordiv(tx, sw) if sw > 1 else tx
+    conditions = [ty >= 0, iy < in_h, tx >= 0, ix < in_w]
+    if sh > 1:
+        conditions.append(tirx.floormod(ty, sh) == 0)
+    if sw > 1:
+        conditions.append(tirx.floormod(tx, sw) == 0)
+    return tirx.if_then_else(tirx.all(*conditions), data[n, iy, ix, c], fill)
+
+
 def transpose_conv2d(
     data: te.Tensor,
     weight: te.Tensor,
@@ -55,27 +81,16 @@ def transpose_conv2d(
     the output's size exists. The sum is exact in int32 either way, so the order of the
     terms does not change the result.
     """
-    _, in_h, in_w, in_c = _shape(data)
+    in_c = _shape(data)[3]
     _, k_h, k_w, _ = _shape(weight)
     ry = te.reduce_axis((0, k_h), "ry")
     rx = te.reduce_axis((0, k_w), "rx")
     rc = te.reduce_axis((0, in_c), "rc")
-    sh, sw = strides
 
     def tap(n: Expr, y: Expr, x: Expr, o: Expr) -> Expr:
-        ty = y + padding[0] - ry
-        tx = x + padding[1] - rx
-        iy = tirx.floordiv(ty, sh) if sh > 1 else ty
-        ix = tirx.floordiv(tx, sw) if sw > 1 else tx
-        conditions = [ty >= 0, iy < in_h, tx >= 0, ix < in_w]
-        if sh > 1:
-            conditions.append(tirx.floormod(ty, sh) == 0)
-        if sw > 1:
-            conditions.append(tirx.floormod(tx, sw) == 0)
         # A tap no input pixel reaches reads the zero point: it adds exactly 0.
-        value = tirx.if_then_else(
-            tirx.all(*conditions), data[n, iy, ix, rc], tirx.const(input_zp, "int8")
-        )
+        fill = tirx.const(input_zp, "int8")
+        value = _reaching_input(data, (n, y, x, rc), (ry, rx), strides, padding, fill)
         return (value.astype("int32") - c32(input_zp)) * weight[o, ry, rx, rc].astype("int32")
 
     acc = te.compute(
@@ -426,26 +441,15 @@ def transpose_conv2d_16x8(
     bias type: with ``accumulator`` "int64" the sum and the bias are int64 and requantized
     by the int64 MultiplyByQuantizedMultiplier; with "int32" (an int32 bias) the sum
     is int32 and so is the requantization, as for int8."""
-    _, in_h, in_w, in_c = _shape(data)
+    in_c = _shape(data)[3]
     _, k_h, k_w, _ = _shape(weight)
     ry = te.reduce_axis((0, k_h), "ry")
     rx = te.reduce_axis((0, k_w), "rx")
     rc = te.reduce_axis((0, in_c), "rc")
-    sh, sw = strides
 
     def tap(n: Expr, y: Expr, x: Expr, o: Expr) -> Expr:
-        ty = y + padding[0] - ry
-        tx = x + padding[1] - rx
-        iy = tirx.floordiv(ty, sh) if sh > 1 else ty
-        ix = tirx.floordiv(tx, sw) if sw > 1 else tx
-        conditions = [ty >= 0, iy < in_h, tx >= 0, ix < in_w]
-        if sh > 1:
-            conditions.append(tirx.floormod(ty, sh) == 0)
-        if sw > 1:
-            conditions.append(tirx.floormod(tx, sw) == 0)
-        value = tirx.if_then_else(
-            tirx.all(*conditions), data[n, iy, ix, rc], tirx.const(0, "int16")
-        )
+        fill = tirx.const(0, "int16")  # the zero point
+        value = _reaching_input(data, (n, y, x, rc), (ry, rx), strides, padding, fill)
         return value.astype(accumulator) * weight[o, ry, rx, rc].astype(accumulator)
 
     acc = te.compute(
