@@ -35,18 +35,11 @@ def transpose_conv_padding(
     return pads[0], pads[1]
 
 
-@_handler("TRANSPOSE_CONV")
-def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_transpose_and_norms as tn
-
-    if len(ins) < 3:
-        raise imp.unsupported(f"expected 3 or 4 inputs, found {len(ins)}")
-    w, x = imp.tensors[ins[1]], imp.tensors[ins[2]]
-    imp.expect(x, ["int8"], "input")
-    imp.expect(w, ["int8"], "weights")
-    imp.expect(out, ["int8"], "output")
-    imp.per_tensor(x, "input")
-    imp.per_tensor(out, "output")
+def _transpose_conv_geometry(
+    imp: _Importer, op: Any, ins: list[int], x: _TensorInfo, w: _TensorInfo, out: _TensorInfo
+) -> tuple[Any, tuple[int, int], tuple[int, int]]:
+    """TRANSPOSE_CONV's options, strides and padding, once its output-shape operand and the
+    input, weight and output shapes are checked to fit (int8 and 16x8 alike)."""
     shape = imp.constant(ins[0], "the output shape")
     if [int(d) for d in shape.reshape(-1)] != list(out.shape):
         raise imp.unsupported(
@@ -64,6 +57,23 @@ def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
         )
     strides = (opts.StrideH(), opts.StrideW())
     padding = transpose_conv_padding(out.shape[1:3], (k_h, k_w), strides, opts.Padding() == 0)
+    return opts, strides, padding
+
+
+@_handler("TRANSPOSE_CONV")
+def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import int8_transpose_and_norms as tn
+
+    if len(ins) < 3:
+        raise imp.unsupported(f"expected 3 or 4 inputs, found {len(ins)}")
+    w, x = imp.tensors[ins[1]], imp.tensors[ins[2]]
+    imp.expect(x, ["int8"], "input")
+    imp.expect(w, ["int8"], "weights")
+    imp.expect(out, ["int8"], "output")
+    imp.per_tensor(x, "input")
+    imp.per_tensor(out, "output")
+    opts, strides, padding = _transpose_conv_geometry(imp, op, ins, x, w, out)
+    out_c = w.shape[0]
     act_min, act_max = imp.activation(opts, out)
     requant = _conv_requant(imp, x, w, out, out_c)
     # TRANSPOSE_CONV's bias is its fourth input; ``_bias`` reads the third of CONV_2D's.
@@ -205,23 +215,8 @@ def _transpose_conv_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: 
     tflite_int16._symmetric(imp, x, "input")
     tflite_int16._symmetric(imp, out, "output")
     imp.expect(w, ["int8"], "weights")
-    shape = imp.constant(ins[0], "the output shape")
-    if [int(d) for d in shape.reshape(-1)] != list(out.shape):
-        raise imp.unsupported(
-            f"output shape operand {shape.reshape(-1).tolist()} differs from the output "
-            f"tensor's shape {list(out.shape)}"
-        )
-    opts = _required_options(imp, op, "TransposeConvOptions")
-    if len(x.shape) != 4 or len(w.shape) != 4 or len(out.shape) != 4:
-        raise imp.unsupported("expected 4-D NHWC input and output and OHWI weights")
-    out_c, k_h, k_w, in_c = w.shape
-    if x.shape[3] != in_c or out.shape[3] != out_c or x.shape[0] != out.shape[0]:
-        raise imp.unsupported(
-            f"input {list(x.shape)}, weights {list(w.shape)} and output {list(out.shape)} "
-            "do not fit"
-        )
-    strides = (opts.StrideH(), opts.StrideW())
-    padding = transpose_conv_padding(out.shape[1:3], (k_h, k_w), strides, opts.Padding() == 0)
+    opts, strides, padding = _transpose_conv_geometry(imp, op, ins, x, w, out)
+    out_c = w.shape[0]
     act_min, act_max = tflite_int16._int16_activation(imp, opts, out)
     if any(z != 0 for z in w.zero_point):
         raise imp.unsupported(f"weights {w.name!r} have a nonzero zero point")
