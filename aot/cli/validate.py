@@ -133,11 +133,18 @@ def run(args: argparse.Namespace) -> int:
         labels=args.labels,
         float_model=args.float_model,
     )
+    server = getattr(session, "server", None)  # a farm run names the server that ran it
     if args.json:
-        json.dump(report.to_json(), sys.stdout, indent=2)
+        document = report.to_json()
+        if server:
+            document["server"] = server
+        json.dump(document, sys.stdout, indent=2)
         print()
     else:
-        print("\n".join(format_report(report)))
+        lines = format_report(report)
+        if server:
+            lines.insert(2, f"ran by {server}")
+        print("\n".join(lines))
     return 0 if report.passed else 1
 
 
@@ -146,7 +153,7 @@ def _farm_session(args: argparse.Namespace, tracker: object, key: str) -> object
     device session; the session it is given replays their outputs (docs/farm.md)."""
     from pathlib import Path
 
-    from aot.farm.client import ReplaySession, run_sets_remote
+    from aot.farm.client import ReplaySession, run_sets_on_a_board
     from aot.library import read_metadata
     from aot.validate import check_signature, open_reference
     from aot.validate.core import MAX_COUNT
@@ -165,5 +172,7 @@ def _farm_session(args: argparse.Namespace, tracker: object, key: str) -> object
         samples = list(random_samples(specs, count, args.seed))
     sets = [sample.arrays for sample in samples]
     progress_printer(args.quiet)(f"running {len(sets)} input set(s) on a board of key '{key}'")
-    outputs = run_sets_remote(args.folder, sets, tracker=tracker, key=key, timeout=args.timeout)
-    return ReplaySession(sets, outputs)
+    outputs, server = run_sets_on_a_board(
+        args.folder, sets, tracker=tracker, key=key, timeout=args.timeout
+    )
+    return ReplaySession(sets, outputs, server)

@@ -381,15 +381,29 @@ def run_sets_remote(
 ) -> list[list[np.ndarray]]:
     """Each input set through the model on one farm board, all in one device session (as
     ``aot.testing.harness.run_many`` locally); the outputs of each set, in order."""
+    outputs, _ = run_sets_on_a_board(folder, sets, tracker=tracker, key=key, timeout=timeout)
+    return outputs
+
+
+def run_sets_on_a_board(
+    folder: str | Path,
+    sets: list[list[np.ndarray]],
+    *,
+    tracker: TrackerAddress,
+    key: str,
+    timeout: float = 60.0,
+) -> tuple[list[list[np.ndarray]], str | None]:
+    """``run_sets_remote``, and the board server that ran the sets."""
     per_set = len(sets[0]) if sets else 0
     if any(len(s) != per_set for s in sets):
         raise ConfigError("every input set must have the same number of arrays")
     if not sets:
-        return []
+        return [], None
     flat = [array for inputs in sets for array in inputs]
     params = {"timeout": timeout, "per_set": per_set, "sets": len(sets)}
     result = call_job(folder, "runs", flat, params, tracker=tracker, key=key, timeout=timeout)
-    return [[wire.decode_array(o) for o in outputs] for outputs in result["outputs"]]
+    outputs = [[wire.decode_array(o) for o in outputs] for outputs in result["outputs"]]
+    return outputs, result.get("server")
 
 
 @dataclass(frozen=True)
@@ -402,10 +416,16 @@ class ReplaySession:
     returns the outputs of the next set, checking it is the set that was sent. For
     callers that take a session object and run the sets one by one (aot validate)."""
 
-    def __init__(self, sets: list[list[np.ndarray]], outputs: list[list[np.ndarray]]) -> None:
+    def __init__(
+        self,
+        sets: list[list[np.ndarray]],
+        outputs: list[list[np.ndarray]],
+        server: str | None = None,
+    ) -> None:
         self._sets = sets
         self._outputs = outputs
         self._next = 0
+        self.server = server  # the board server that ran the sets
 
     def run(self, inputs: list[np.ndarray], timeout: float | None = None) -> RemoteOutputs:
         from aot.errors import InternalError

@@ -48,8 +48,11 @@ def test_validate_over_the_farm_gives_the_local_report(host_farm: Farm, host_bui
     assert code == 0, err
     code, remote, err = host_farm.cli(*args, "--tracker", host_farm.address, "--key", "h")
     assert code == 0, err
-    assert json.loads(remote) == json.loads(local)
-    assert json.loads(remote)["samples_passed"] == 12
+    remote_json = json.loads(remote)
+    # Issue 19, point 13: a farm result names the board server that ran it.
+    assert remote_json.pop("server").startswith("board 'h' at 127.0.0.1:")
+    assert remote_json == json.loads(local)
+    assert remote_json["samples_passed"] == 12
     server = host_farm.servers[0].text()
     assert "running 'runs'" in server  # all 12 sets in one job
 
