@@ -195,8 +195,9 @@ def _read_npy(path: Path) -> np.ndarray:
     held = path.stat().st_size - data_offset
     if not dtype.hasobject and claimed > held:
         raise ConfigError(
-            f"input {path} claims a {dtype} array of shape {tuple(shape)} ({claimed} bytes) "
-            f"but holds {max(held, 0)} bytes of data: it is truncated or damaged; {SAVE_HINT}"
+            f"input {path} is a truncated .npy file: its header claims a {dtype} array of "
+            f"shape {tuple(shape)} ({claimed} bytes) but it holds {max(held, 0)} bytes of "
+            f"data; {SAVE_HINT}"
         )
     if dtype.hasobject:
         raise ConfigError(

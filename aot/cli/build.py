@@ -412,7 +412,8 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)
     check_cross_compiler(board, args)
-    from aot.project.zephyr_tree import build_output, tree_for_build
+    from aot.project.zephyr_tree import tree_for_build
+    from aot.zephyr_build import build_output
 
     template = args.template or board.templates[0]
     zephyr_tree = tree_for_build(template, args.zephyr_base, board)

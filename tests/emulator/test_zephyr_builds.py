@@ -17,8 +17,9 @@ from emulator_helpers import require_tools
 
 from aot.boards import load_board
 from aot.errors import ToolchainError
-from aot.project.zephyr_tree import ZephyrTree, ZephyrVersion, build, find_tree
+from aot.project.zephyr_tree import ZephyrTree, ZephyrVersion, find_tree
 from aot.testing.shared import SharedDataMissing, mlperf_tiny, shared_path
+from aot.zephyr_build import build
 
 pytestmark = [pytest.mark.emulator, pytest.mark.zephyr]
 

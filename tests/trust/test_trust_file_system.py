@@ -183,9 +183,9 @@ def test_npy_header_claiming_1e11_elements(host_build: Path, tmp_path: Path) -> 
     result = aot("run", str(host_build), "-i", str(huge))
     assert result.returncode == ConfigError.exit_code
     assert one_error_line(result) == (
-        f"error: input {huge} claims a int8 array of shape (100000000000,) (100000000000 "
-        "bytes) but holds 16 bytes of data: it is truncated or damaged; write it with "
-        "numpy.save(path, array)"
+        f"error: input {huge} is a truncated .npy file: its header claims a int8 array of "
+        "shape (100000000000,) (100000000000 bytes) but it holds 16 bytes of data; write it "
+        "with numpy.save(path, array)"
     )
 
 
