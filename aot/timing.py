@@ -81,14 +81,12 @@ def resolved(time: float, units_per_tick: float) -> bool:
 
 
 def time_unit(board: Board, ticks_per_second: int) -> str:
-    """The unit of a run's figures: the board data's, unless the firmware announced another
-    clock than the board data names (on hardware a running DWT counts CPU cycles where the
-    data names Zephyr's 32768 Hz RTC, say): then cycles, or the announced tick."""
+    """The unit of a run's figures: the board data's, except where the data names a system
+    timer (unit "time", such as Zephyr's 32768 Hz RTC on the nRF5340) and the firmware
+    announces the CPU clock instead (a running DWT): then its figures are cycles."""
     unit = board.ticks.unit if board.ticks else "ticks"
     if board.is_host or board.emulated or board.ticks is None or not ticks_per_second:
         return unit
-    if ticks_per_second == board.ticks.hz:
-        return unit
-    if ticks_per_second == board.clock_hz:
+    if unit == "time" and ticks_per_second != board.ticks.hz and ticks_per_second == board.clock_hz:
         return "cycles"
-    return f"ticks of 1/{ticks_per_second} s"
+    return unit
