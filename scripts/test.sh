@@ -4,8 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Soak runs (many minutes each) and the heavy converter tier are left out unless asked
-# for: a later -m in "$@" wins, e.g. bash scripts/test.sh -m soak tests/robustness, or
-# bash scripts/test.sh -m heavy tests/converters
+# Soak runs (many minutes each) are left out unless asked for: a later -m in "$@" wins,
+# e.g. bash scripts/test.sh -m soak tests/robustness
 exec env PYTHONPATH="$(pwd -P)${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -n "${AOT_TEST_JOBS:-2}" \
-  -m "not soak and not heavy" "$@"
+  -m "not soak" "$@"

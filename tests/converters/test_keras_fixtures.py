@@ -40,7 +40,8 @@ SEED = 2026
 NAMES = [m["name"] for m in entries()]
 
 # Boards run the fixtures that fit them and cover the families: a MobileNetV3Small and a
-# transformer block on the Cortex-M4F, five families on the Cortex-M55.
+# transformer block on the Cortex-M4F, the MobileNetV2 whose constants need the placement
+# across memories on the Cortex-M55.
 AN386_MODELS = [
     "ds_cnn_int8_fixed",
     "ds_cnn_int8_dynamic",
@@ -61,31 +62,15 @@ AN547_MODELS = [
     "conv1d_int8_fixed",
     "unet_resizing_int8_dynamic",
     "mobilenet_v1_025_96_int8_dynamic",
-    # MobileNetV2 0.35 (constants placed across memories) runs there in
-    # tests/boards/test_memory_order.py with --board alone.
+    "mobilenet_v2_035_96_int8_fixed",
 ]
 
 
-# The second variant of each large model (its other batch form or quantization): the same
-# layers through the same kernels, minutes of builds. They run in the heavy tier
-# (bash scripts/test.sh -m heavy tests/converters), the first variant in every run.
-HEAVY_HOST = {
-    "mobilenet_v1_025_96_int8_fixed",
-    "mobilenet_v2_035_96_int8_fixed",  # also built for mps3_an547 (tests/boards)
-    "mobilenet_v3_small_050_96_int8_fixed",  # also built for mps2_an386 below
-    "efficientnet_b0_64_int8_fixed",
-    "gru_unrolled_int8_fixed",
-}
-
-
-def with_marks(
-    names: list[str], *marks: pytest.MarkDecorator, heavy: set[str] = frozenset()
-) -> list:
-    def marks_of(name: str) -> list:
-        extra = [pytest.mark.slow] if is_slow(name) else []
-        return [*marks, *extra, *([pytest.mark.heavy] if name in heavy else [])]
-
-    return [pytest.param(name, marks=marks_of(name)) for name in names]
+def with_marks(names: list[str], *marks: pytest.MarkDecorator) -> list:
+    return [
+        pytest.param(name, marks=[*marks, *([pytest.mark.slow] if is_slow(name) else [])])
+        for name in names
+    ]
 
 
 @pytest.mark.unit
@@ -140,7 +125,7 @@ def host_build(tmp_path_factory):
 
 
 @pytest.mark.toolchain
-@pytest.mark.parametrize("name", with_marks(NAMES, heavy=HEAVY_HOST))
+@pytest.mark.parametrize("name", with_marks(NAMES))
 def test_host_build_is_bit_exact_with_the_reference(name: str, host_build) -> None:
     built = host_build(name)
     if isinstance(built, AotError):

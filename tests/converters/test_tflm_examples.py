@@ -151,18 +151,7 @@ def test_default_build_follows_litert(tmp_path: Path) -> None:
     assert not all(same)  # the difference is real; docs/int8.md records it
 
 
-# The large ones take minutes each under QEMU: the heavy tier (bash scripts/test.sh -m heavy
-# tests/converters) runs them; the small ones run every time.
-HEAVY_ON_BOARD = {"person_detect", "keyword_scrambled", "mnist_lstm", "micro_speech_lstm"}
-
-
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param(name, marks=[pytest.mark.heavy] if name in HEAVY_ON_BOARD else [])
-        for name in sorted(BIT_EXACT)
-    ],
-)
+@pytest.fixture(scope="module", params=sorted(BIT_EXACT))
 def board_build(request, tmp_path_factory) -> tuple[str, Path]:
     name = request.param
     return name, build_with_tflm_rounding(name, tmp_path_factory.mktemp(name) / "out", BOARD)
