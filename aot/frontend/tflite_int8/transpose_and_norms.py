@@ -139,6 +139,26 @@ def _l2_normalization(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Te
     )  # fmt: skip
 
 
+def _requant_16x8(
+    imp: _Importer, x: _TensorInfo, w: _TensorInfo, out: _TensorInfo, out_c: int
+) -> tuple[Any, Any]:
+    """The per-channel int32 multipliers and shifts of a 16x8 (transposed) convolution, as
+    PopulateConvolutionQuantizationParams computes them (the double product of the float32
+    scales); the weights' zero points must be 0."""
+    import numpy as np
+    from tvm import relax
+
+    if any(z != 0 for z in w.zero_point):
+        raise imp.unsupported(f"weights {w.name!r} have a nonzero zero point")
+    scales = w.scale if len(w.scale) > 1 else w.scale * out_c
+    if len(scales) != out_c:
+        raise imp.unsupported(f"weights {w.name!r} have {len(scales)} scales for {out_c} channels")
+    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s) for s in scales]
+    multiplier = relax.const(np.asarray([m for m, _ in pairs], "int32"))
+    shift = relax.const(np.asarray([s for _, s in pairs], "int32"))
+    return multiplier, shift
+
+
 def _conv_16x8(
     imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo, depthwise: bool
 ) -> Any:
@@ -166,15 +186,7 @@ def _conv_16x8(
     dilation = (opts.DilationHFactor(), opts.DilationWFactor())
     padding = _padding(imp, opts, x.shape[1:3], (k_h, k_w), strides, dilation, out.shape[1:3])
     act_min, act_max = tflite_int16._int16_activation(imp, opts, out)
-    if any(z != 0 for z in w.zero_point):
-        raise imp.unsupported(f"weights {w.name!r} have a nonzero zero point")
-    scales = w.scale if len(w.scale) > 1 else w.scale * out_c
-    if len(scales) != out_c:
-        raise imp.unsupported(f"weights {w.name!r} have {len(scales)} scales for {out_c} channels")
-    # PopulateConvolutionQuantizationParams: the double product of the float32 scales.
-    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s) for s in scales]
-    multiplier = relax.const(np.asarray([m for m, _ in pairs], "int32"))
-    shift = relax.const(np.asarray([s for _, s in pairs], "int32"))
+    multiplier, shift = _requant_16x8(imp, x, w, out, out_c)
     bias = None
     if len(ins) > 2 and ins[2] >= 0:
         b = imp.tensors[ins[2]]
@@ -218,15 +230,8 @@ def _transpose_conv_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: 
     opts, strides, padding = _transpose_conv_geometry(imp, op, ins, x, w, out)
     out_c = w.shape[0]
     act_min, act_max = tflite_int16._int16_activation(imp, opts, out)
-    if any(z != 0 for z in w.zero_point):
-        raise imp.unsupported(f"weights {w.name!r} have a nonzero zero point")
-    scales = w.scale if len(w.scale) > 1 else w.scale * out_c
-    if len(scales) != out_c:
-        raise imp.unsupported(f"weights {w.name!r} have {len(scales)} scales for {out_c} channels")
-    # transpose_conv.cc's Prepare: PopulateConvolutionQuantizationParams, as CONV_2D.
-    pairs = [fp.checked_quantize_multiplier(x.s * s / out.s) for s in scales]
-    multiplier = relax.const(np.asarray([m for m, _ in pairs], "int32"))
-    shift = relax.const(np.asarray([s for _, s in pairs], "int32"))
+    # transpose_conv.cc's Prepare calls PopulateConvolutionQuantizationParams, as CONV_2D.
+    multiplier, shift = _requant_16x8(imp, x, w, out, out_c)
     # LiteRT picks the kernel's accumulator by quantized_bias_type: int64 unless INT32.
     int32_bias = opts.QuantizedBiasType() == tflite_int16._TENSOR_TYPE_INT32
     bias = None
