@@ -48,6 +48,9 @@ class CompileOptions:
     workspace_alignment: int = 16
     io_in_pool: bool = False  # inputs and outputs planned into the pools too
     profile: bool = False  # the executor times each step (aot build --profile)
+    # A debug build whose run() can stop after any step (aot build --trace), for
+    # 'aot validate --layers'.
+    trace: bool = False
     # Accelerator backends by registry name, in priority order (--accelerator).
     accelerators: tuple[str, ...] = ()
     # Copy steps where a tensor's users share no pool or the shared one is too small.
@@ -178,6 +181,7 @@ def compile_model(
             options.workspace_alignment,
             options.io_in_pool,
             options.profile,
+            options.trace,
         ),
     )
     library_dir = output / LIBRARY_DIR
@@ -292,9 +296,34 @@ def compile_model(
             # -D macros the backends' runtime sources need (absent for CPU-only builds).
             **({"defines": defines} if defines else {}),
         },
+        # What each step writes, for the TRACE command (only in --trace builds).
+        **({"trace": trace_metadata(lowered)} if options.trace else {}),
         "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
     }
     return CompiledLibrary(metadata=metadata, sources=tuple(metadata["library"]["sources"]))
+
+
+def trace_metadata(lowered: Any) -> dict[str, Any]:
+    """metadata.json's trace: per step, the tensors it writes in the order TRACE returns
+    them, each with the source model's tensor name when it has one (what
+    'aot validate --layers' compares it with)."""
+    return {
+        "steps": [
+            {
+                "step": step.index,
+                "outputs": [
+                    {
+                        "tensor": lowered.tensors[t].source,
+                        "dtype": lowered.tensors[t].dtype,
+                        "shape": list(lowered.tensors[t].shape),
+                        "bytes": lowered.tensors[t].size_bytes,
+                    }
+                    for t in step.outputs
+                ],
+            }
+            for step in lowered.steps
+        ]
+    }
 
 
 def operators_metadata(lowered: Any) -> list[dict[str, Any]]:

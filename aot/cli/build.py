@@ -133,6 +133,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and a build without it reads no timer inside the model",
     )
     parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="a debug build whose model can stop after any operator and send back what it "
+        "wrote, so 'aot validate --layers' can name the first operator that differs from "
+        "the reference; a few instructions per operator, off by default",
+    )
+    parser.add_argument(
         "--allow-copies",
         action="store_true",
         help="where the operators touching a tensor (or constant) share no pool they all "
@@ -401,6 +408,7 @@ def run(args: argparse.Namespace) -> int:
         constants_alignment=args.constants_alignment,
         io_in_pool=args.io_in_pool,
         profile=args.profile,
+        trace=args.trace,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
         constants_targets=constants_targets,

@@ -35,6 +35,8 @@ examples:
   aot validate out/ model.onnx --inputs samples/    every samples/*.npy
   aot validate out/ model.tflite --max-steps 1 --json
   aot validate out/ model.tflite --tracker lab:9190 --key m4   on a board of the farm
+  aot build model.tflite --board mps2_an386 --trace -o dbg/
+  aot validate dbg/ model.tflite --layers           which operator's output differs first
 """
 
 
@@ -98,6 +100,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="with --labels: the float model the int8 one came from; reports its accuracy on "
         "the dequantized inputs and its top-1 agreement with the board",
     )
+    parser.add_argument(
+        "--layers",
+        action="store_true",
+        help="then compare every operator's output with the reference on one input set (the "
+        "first failing one, else the first) and name the first operator that differs; "
+        "needs a folder built with 'aot build --trace' and a .tflite reference",
+    )
     add_device_options(parser)
     add_farm_options(parser)
     add_json_option(parser)
@@ -113,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
     if args.inputs is not None and args.count is not None:
         raise ConfigError("give either --count (random inputs) or --inputs DIR, not both")
     farm = farm_target(args)
+    if farm is not None and args.layers:
+        from aot.validate.core import LAYERS_NOT_ON_FARM
+
+        raise ConfigError(LAYERS_NOT_ON_FARM)
     session = None if farm is None else _farm_session(args, *farm)
     tolerance = Tolerance(
         max_steps=args.max_steps, atol=args.atol, rtol=args.rtol, min_cosine=args.min_cosine
@@ -132,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         session=session,
         labels=args.labels,
         float_model=args.float_model,
+        layers=args.layers,
     )
     server = getattr(session, "server", None)  # a farm run names the server that ran it
     if args.json:

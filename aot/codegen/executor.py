@@ -48,6 +48,9 @@ class CodegenOptions:
     # Time every executor step with aot_platform_ticks() into a static array the
     # descriptor points at (--profile); off, the executor reads no timer at all.
     profile: bool = False
+    # A debug build for 'aot validate --layers' (--trace): run() can stop after any step
+    # and record where that step's outputs are, read back with the TRACE command.
+    trace: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,10 @@ def _array_initializer(data: np.ndarray, dtype: str) -> str:
 
 def step_ticks_symbol(model: str) -> str:
     return f"aot_{model}_step_ticks"
+
+
+def trace_symbol(model: str) -> str:
+    return f"aot_{model}_trace"
 
 
 def has_fault_record(lowered: LoweredModel) -> bool:
@@ -380,6 +387,17 @@ def _executor_source(
             "",
         ]
 
+    trace = trace_symbol(name) if options.trace else None
+    if trace:
+        most = max([1] + [len(step.outputs) for step in lowered.steps])
+        out += [
+            "/* --trace: run() stops after step stop_after and records where that step's",
+            " * outputs are, for the TRACE command ('aot validate --layers'). */",
+            f"static struct aot_trace_output {trace}_outputs[{most}];",
+            f"static struct aot_trace {trace} = {{{len(lowered.steps)}u, AOT_TRACE_NONE, "
+            f"AOT_TRACE_NONE, 0u, {most}u, {trace}_outputs}};",
+            "",
+        ]
     fault = fault_symbol(name) if has_fault_record(lowered) else None
     if fault:
         out += [
@@ -400,6 +418,9 @@ def _executor_source(
     out.append(f"  if ({' || '.join(checks)}) {{")
     out.append("    return AOT_ERR_MODEL_BAD_ARGUMENT;")
     out.append("  }")
+    if trace:
+        out.append(f"  {trace}.stopped = AOT_TRACE_NONE;")
+        out.append(f"  {trace}.num_outputs = 0u;")
     if lowered.states:
         # The state's initial value, also where the startup code does not zero .bss.
         out.append(f"  if (!aot_{name}_state_ready) aot_{name}_reset();")
@@ -443,6 +464,8 @@ def _executor_source(
                 f"  aot_tock = aot_platform_ticks(); {ticks}[{step.index}] = aot_tock - aot_tick; "
                 "aot_tick = aot_tock;"
             )
+        if trace:
+            out += _trace_stop(trace, step, [lowered.tensors[t] for t in step.outputs], pointer)
     out += copies(len(lowered.steps))
     for next_id, state_id in lowered.state_updates:
         state, next_state = lowered.tensors[state_id], lowered.tensors[next_id]
@@ -461,6 +484,26 @@ def _executor_source(
     out.append("")
     out += _descriptor(lowered, plan, options)
     return "\n".join(out)
+
+
+def _trace_stop(
+    trace: str, step: Step, outputs: list[Tensor], pointer: Callable[..., str]
+) -> list[str]:
+    """--trace: return after this step when asked, recording where it wrote. Before the
+    state updates and the copies out of the pools, so a stopped run changes no state."""
+    out = [f"  if ({trace}.stop_after == {step.index}u) {{"]
+    for index, tensor in enumerate(outputs):
+        out.append(
+            f"    {trace}_outputs[{index}] = (struct aot_trace_output){{"
+            f"(const void*)({pointer(tensor, step.index)}), {tensor.size_bytes}u}};"
+        )
+    out += [
+        f"    {trace}.num_outputs = {len(outputs)}u;",
+        f"    {trace}.stopped = {step.index}u;",
+        "    return AOT_OK;",
+        "  }",
+    ]
+    return out
 
 
 def _reset_source(lowered: LoweredModel, pool_pointer: Callable[..., str]) -> list[str]:
@@ -545,6 +588,7 @@ def _descriptor(lowered: LoweredModel, plan: MemoryPlan, options: CodegenOptions
         f"  {plan.total_size - plan.workspace_size}u,",
         f"  aot_{name}_reset,",
         f"  {'&' + fault_symbol(name) if has_fault_record(lowered) else 'NULL'},",
+        f"  {'&' + trace_symbol(name) if options.trace else 'NULL'},",
         "};",
         "",
     ]

@@ -329,6 +329,58 @@ class DeviceClient:
                 )
 
     @property
+    def supports_trace(self) -> bool:
+        """The firmware can stop after any step (built with ``aot build --trace``)."""
+        return "TRACE" in self._require_info().features
+
+    def trace(
+        self, inputs: list[np.ndarray], step: int, timeout: float | None = None
+    ) -> list[bytes]:
+        """Runs the model on ``inputs`` up to and including executor step ``step`` and
+        returns the raw bytes of each tensor that step wrote (metadata.json's
+        ``trace``). The run changes no operator state."""
+        info = self.info or self.hello()
+        if "TRACE" not in info.features:
+            raise DeviceError(
+                f"{self.transport.name} cannot stop its model after a step: rebuild the "
+                "folder with 'aot build --trace'"
+            )
+        if timeout is not None:
+            check_timeout(timeout)
+        for index, blob in enumerate(self._check_inputs(info, inputs)):
+            self.set_input(index, blob)
+        reply = p.TraceReply.unpack(
+            self.request(p.Command.TRACE, p.TRACE_REQUEST.pack(step), timeout=timeout)
+        )
+        if reply.model_status != 0:
+            raise DeviceError(
+                f"model '{info.name}' on {self.transport.name} failed before step {step} "
+                f"ended: {describe_error(reply.model_status)}"
+            )
+        if reply.stopped != step:
+            raise ProtocolError(
+                f"TRACE reply from {self.transport.name} says the run did not stop after "
+                f"step {step}"
+            )
+        chunk = info.max_payload - 2
+        outputs: list[bytes] = []
+        for index, size in enumerate(reply.sizes):
+            data = bytearray()
+            while len(data) < size:
+                length = min(chunk, size - len(data))
+                body = self.request(
+                    p.Command.GET_TRACE, p.GET_TRACE_REQUEST.pack(index, len(data), length)
+                )
+                if len(body) != length:
+                    raise ProtocolError(
+                        f"GET_TRACE reply from {self.transport.name} holds {len(body)} "
+                        f"bytes, asked for {length}"
+                    )
+                data += body
+            outputs.append(bytes(data))
+        return outputs
+
+    @property
     def supports_reset(self) -> bool:
         """The model keeps operator state between runs, which RESET restores."""
         return "STATE" in self._require_info().features

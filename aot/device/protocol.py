@@ -472,6 +472,31 @@ class ProfileReply:
         return cls(steps, first, struct.unpack_from(f"<{count}I", body, cls.FORMAT.size))
 
 
+@dataclass(frozen=True)
+class TraceReply:
+    """TRACE (feature TRACE): one run that stopped after executor step ``stopped``
+    (``spec.TRACE_NOT_STOPPED``: it did not, e.g. the model failed first), and the size
+    in bytes of each tensor that step wrote."""
+
+    FORMAT: ClassVar[struct.Struct] = struct.Struct("<iHB")  # model_status, stopped, count
+    model_status: int
+    stopped: int
+    sizes: tuple[int, ...]
+
+    def pack(self) -> bytes:
+        head = self.FORMAT.pack(self.model_status, self.stopped, len(self.sizes))
+        return ok(head + struct.pack(f"<{len(self.sizes)}I", *self.sizes))
+
+    @classmethod
+    def unpack(cls, body: bytes) -> TraceReply:
+        model_status, stopped, count = _unpack(cls.FORMAT, body, "TRACE")
+        if len(body) != cls.FORMAT.size + 4 * count:
+            raise ProtocolError(
+                f"TRACE reply of {len(body)} bytes does not hold {count} output size(s)"
+            )
+        return cls(model_status, stopped, struct.unpack_from(f"<{count}I", body, cls.FORMAT.size))
+
+
 # Request payloads (host -> device). The fake device parses them with the same formats.
 HELLO_REQUEST = struct.Struct("<H")  # host protocol version
 INFO_REQUEST = struct.Struct("<BB")  # kind (0 input, 1 output), index
@@ -479,3 +504,5 @@ SET_INPUT_HEAD = struct.Struct("<BI")  # index, offset; the data follows
 RUN_REQUEST = struct.Struct("<I")  # repeats >= 1
 GET_OUTPUT_REQUEST = struct.Struct("<BIH")  # index, offset, length
 PROFILE_REQUEST = struct.Struct("<H")  # first step
+TRACE_REQUEST = struct.Struct("<H")  # the step to stop after
+GET_TRACE_REQUEST = struct.Struct("<BIH")  # output of the traced step, offset, length

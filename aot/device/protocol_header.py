@@ -11,6 +11,8 @@ from aot.device.spec import (
     FRAME_ERROR,
     PROFILE_REPLY_HEAD_BYTES,
     REPLY_BIT,
+    TRACE_NOT_STOPPED,
+    TRACE_REPLY_HEAD_BYTES,
     VERSION,
 )
 
@@ -53,6 +55,8 @@ def c_header() -> str:
     out += [
         "",
         f"#define AOT_PROFILE_REPLY_HEAD_BYTES {PROFILE_REPLY_HEAD_BYTES}u",
+        f"#define AOT_TRACE_REPLY_HEAD_BYTES {TRACE_REPLY_HEAD_BYTES}u",
+        f"#define AOT_TRACE_NOT_STOPPED 0x{TRACE_NOT_STOPPED:04X}u",
         "",
         "#endif /* AOT_PROTOCOL_H_ */",
         "",

@@ -38,6 +38,12 @@ FEATURES = (
     Feature("STACK", 1, 2, "the stack is painted, so STATS reports its peak"),
     Feature("STATE", 2, 2, "the model keeps operator state between runs; RESET restores it"),
     Feature("FAULT", 3, 2, "a failing RUN's reply ends with where the model stopped"),
+    Feature(
+        "TRACE",
+        4,
+        2,
+        "the model can stop after any executor step and return what it wrote (aot build --trace)",
+    ),
 )
 
 
@@ -76,6 +82,23 @@ COMMANDS = (
         feature="STATE",
         doc="-> status, after the model's state is set to its initial value",
     ),
+    CommandSpec(
+        "TRACE",
+        0x0A,
+        2,
+        since=2,
+        feature="TRACE",
+        doc="step -> model status and the sizes of what the step wrote, after one run "
+        "that stopped there",
+    ),
+    CommandSpec(
+        "GET_TRACE",
+        0x0B,
+        7,
+        since=2,
+        feature="TRACE",
+        doc="output, offset, length -> data the traced step wrote",
+    ),
 )
 
 BY_CODE = {c.code: c for c in COMMANDS}
@@ -86,6 +109,11 @@ FEATURE_MASKS = {f.name: f.mask for f in FEATURES}
 # region_base u64, region_size u32 (32 bytes: the reply stays within the 64-byte minimum
 # payload).
 RUN_FAULT_BYTES = 32
+
+# TRACE reply: model_status i32, stopped u16 (0xFFFF: the run did not stop there), count
+# u8, then count u32 byte sizes.
+TRACE_REPLY_HEAD_BYTES = 7
+TRACE_NOT_STOPPED = 0xFFFF
 
 # PROFILE reply: steps u16, first u16, count u16, then count u32 ticks.
 PROFILE_REPLY_HEAD_BYTES = 6

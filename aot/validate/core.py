@@ -51,6 +51,7 @@ def validate_folder(
     progress_every: float = 2.0,
     labels: str | Path | None = None,
     float_model: str | Path | None = None,
+    layers: bool = False,
 ) -> ValidationReport:
     """Run ``count`` seeded random input sets (or every set in ``inputs_dir``) on the
     folder's board and through ``model`` in its reference runtime; compare each output.
@@ -62,12 +63,16 @@ def validate_folder(
     outputs differ in number, dtype or shape from the built model's is a ConfigError; one
     that only computes different values gives a report that did not pass. ``labels`` (with
     ``inputs_dir``) adds top-1 accuracy, and ``float_model`` the float model's
-    (aot.validate.accuracy)."""
+    (aot.validate.accuracy). ``layers`` then compares every step's output on one input
+    set, the first failing one or else the first (a ``--trace`` build;
+    aot.validate.layers)."""
     folder = Path(folder)
     tolerance = tolerance or Tolerance()
     metadata = read_metadata(folder)
     reference = open_reference(model)
     check_signature(metadata, reference, Path(model))
+    if layers:
+        check_layers(metadata, reference, session, folder)
     specs = metadata["inputs"]
     if inputs_dir is not None:
         listed = folder_samples(inputs_dir, specs)
@@ -94,6 +99,9 @@ def validate_folder(
     say(f"validating {count} input set(s) on {metadata['board']} against {reference.runtime}")
     last = time.monotonic()
     distinct: set[bytes] = set()  # the board's output sets, to judge what the inputs told
+    traced: Sample | None = None  # the input set --layers looks into
+    traced_ok = True
+    layer_report = None
     with _session(folder, session, timeout, port, baud) as device:
         for done, sample in enumerate(samples, start=1):
             got = device.run(sample.arrays, timeout=timeout).outputs
@@ -107,6 +115,8 @@ def validate_folder(
             ]
             ok = all(results)
             samples_passed += ok
+            if layers and (traced is None or (not ok and traced_ok)):
+                traced, traced_ok = sample, ok
             if any(sample.index in (c.first_mismatch, c.first_failure) for c in comparisons):
                 refs.setdefault(sample.index, SampleRef(sample.index, sample.seed, sample.files))
             if not ok and save is not None:
@@ -114,6 +124,8 @@ def validate_folder(
             if done < count and time.monotonic() - last >= progress_every:
                 last = time.monotonic()
                 say(f"{done}/{count} input sets, {done - samples_passed} outside the tolerance")
+        if traced is not None:
+            layer_report = _layers(metadata, reference, device, traced, tolerance, timeout, say)
     return ValidationReport(
         folder=str(folder),
         model=str(model),
@@ -131,6 +143,54 @@ def validate_folder(
         distinct_outputs=len(distinct),
         warnings=information_warnings(len(distinct), count),
         accuracy=None if accuracy is None else accuracy.result(labels),  # type: ignore[arg-type]
+        layers=layer_report,
+    )
+
+
+def check_layers(
+    metadata: dict[str, Any], reference: Reference, session: Session | None, folder: Path
+) -> None:
+    """--layers needs a --trace build, a reference that keeps every tensor and the board
+    itself; said before any input runs."""
+    if "trace" not in metadata:
+        raise ConfigError(
+            f"--layers needs a build whose model can stop after each operator; {folder} was "
+            "built without it: rebuild it with 'aot build ... --trace'"
+        )
+    if not reference.keeps_tensors:
+        reference.intermediates([])  # its own one-line refusal
+    if session is not None and not hasattr(session, "trace"):
+        raise ConfigError(LAYERS_NOT_ON_FARM)
+
+
+LAYERS_NOT_ON_FARM = (
+    "--layers reads each operator's output from the board itself; a board of the farm "
+    "returns only the model's outputs: validate without --layers, or on a local board"
+)
+
+
+def _layers(
+    metadata: dict[str, Any],
+    reference: Reference,
+    device: Any,
+    sample: Sample,
+    tolerance: Tolerance,
+    timeout: float,
+    say: Callable[[str], None],
+) -> Any:
+    from aot.validate.layers import compare_layers
+
+    steps = len(metadata["trace"]["steps"])
+    say(f"comparing the outputs of {steps} steps with the reference on input set {sample.index}")
+    if getattr(device, "supports_reset", False):
+        device.reset()  # the reference starts from the initial state; TRACE changes none
+    return compare_layers(
+        metadata,
+        SampleRef(sample.index, sample.seed, sample.files),
+        lambda step: device.trace(sample.arrays, step, timeout=timeout),
+        reference.intermediates(sample.arrays),
+        tolerance,
+        progress=say,
     )
 
 

@@ -69,6 +69,7 @@ class Reference:
     """A model loaded in its reference runtime; :meth:`run` may be called many times."""
 
     runtime = ""  # e.g. "LiteRT 2.3.0 reference kernels (BUILTIN_REF)"
+    keeps_tensors = False  # intermediates() gives every tensor (aot validate --layers)
     inputs: tuple[TensorSignature, ...] = ()
     outputs: tuple[TensorSignature, ...] = ()
 
@@ -77,6 +78,16 @@ class Reference:
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         raise NotImplementedError
+
+    def intermediates(self, inputs: Sequence[np.ndarray]) -> dict[str, np.ndarray | None]:
+        """Every tensor the model computes for ``inputs``, by the model's tensor name (None
+        for a name two tensors share), for 'aot validate --layers'; runtimes that cannot
+        keep them refuse."""
+        raise ConfigError(
+            f"--layers compares each operator's output with LiteRT's, which keeps every "
+            f"tensor of a .tflite model; {self.runtime or 'this reference'} cannot: validate "
+            "without --layers"
+        )
 
     def _check_count(self, inputs: Sequence[np.ndarray]) -> None:
         if len(inputs) != len(self.inputs):
@@ -87,6 +98,8 @@ class Reference:
 
 class TFLiteReference(Reference):
     """LiteRT's interpreter with the reference op resolver, one thread."""
+
+    keeps_tensors = True
 
     def __init__(self, model: ModelSource) -> None:
         super().__init__(_describe(model))
@@ -108,6 +121,7 @@ class TFLiteReference(Reference):
         if readable is not None:
             where = {"model_content": readable}
             self.runtime += " (TILE version 3 read as version 2)"
+        self._where = where
         try:
             self.interpreter = Interpreter(
                 **where,
@@ -151,6 +165,37 @@ class TFLiteReference(Reference):
             raise ModelError(f"{self.source}: LiteRT failed to run the model: {exc}") from exc
         # Copies: the interpreter reuses its tensor memory on the next invoke.
         return [np.array(self.interpreter.get_tensor(d["index"])) for d in self._output_details]
+
+    def intermediates(self, inputs: Sequence[np.ndarray]) -> dict[str, np.ndarray | None]:
+        """Every tensor of one fresh run on ``inputs`` (operator state at its initial
+        value), by name: a second interpreter that keeps them all, since the first one
+        reuses the memory of tensors that are no longer needed."""
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+        self._check_count(inputs)
+        interpreter = Interpreter(
+            **self._where,
+            experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+            num_threads=1,
+            experimental_preserve_all_tensors=True,
+        )
+        interpreter.allocate_tensors()
+        for detail, array in zip(interpreter.get_input_details(), inputs, strict=True):
+            interpreter.set_tensor(detail["index"], np.asarray(array))
+        try:
+            interpreter.invoke()
+        except RuntimeError as exc:
+            raise ModelError(f"{self.source}: LiteRT failed to run the model: {exc}") from exc
+        tensors: dict[str, np.ndarray | None] = {}
+        for detail in interpreter.get_tensor_details():
+            name = detail["name"]
+            try:
+                value = np.array(interpreter.get_tensor(detail["index"]))
+            except ValueError:
+                continue  # a tensor without data (an unused optional operand)
+            # Two tensors of one name cannot be told apart: None, never the wrong one.
+            tensors[name] = None if name in tensors else value
+        return tensors
 
 
 class TFLMReference(Reference):

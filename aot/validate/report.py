@@ -97,6 +97,7 @@ class ValidationReport:
     distinct_outputs: int | None = None  # distinct output sets the board gave
     warnings: tuple[str, ...] = field(default=())
     accuracy: Accuracy | None = None  # --labels: top-1 against the labels
+    layers: Any = None  # --layers: an aot.validate.layers.LayersReport
 
     @property
     def passed(self) -> bool:
@@ -127,6 +128,10 @@ class ValidationReport:
         fields["warnings"] = tuple(fields.get("warnings", ()))
         if fields.get("accuracy") is not None:
             fields["accuracy"] = Accuracy(**fields["accuracy"])
+        if fields.get("layers") is not None:
+            from aot.validate.layers import LayersReport
+
+            fields["layers"] = LayersReport.from_json(fields["layers"])
         return cls(**fields)
 
 
@@ -219,6 +224,8 @@ def format_report(report: ValidationReport) -> list[str]:
             )
     if report.accuracy is not None:
         lines += report.accuracy.lines()
+    if report.layers is not None:
+        lines += report.layers.lines(report.folder)
     lines += [f"warning: {warning}" for warning in report.warnings]
     failed = report.samples - report.samples_passed
     if report.passed:

@@ -66,6 +66,10 @@ class FakeDevice:
     # Where a failing run stops, as a model with accelerator steps records it; None: no
     # record (no FAULT feature).
     fault: p.RunFault | None = None
+    # What each executor step writes for given inputs, as a --trace build returns it (one
+    # list of tensors' bytes per step); None: not a trace build (no TRACE feature).
+    steps: Callable[[list[np.ndarray]], list[list[bytes]]] | None = None
+    _traced: list[bytes] | None = None
     _decoder: p.FrameDecoder = field(init=False)
     _inputs: list[bytearray] = field(init=False)
     _outputs: list[bytes] = field(init=False)
@@ -89,6 +93,7 @@ class FakeDevice:
             | ({"PROFILE"} if self.step_ticks else set())
             | ({"STATE"} if self.reset else set())
             | ({"FAULT"} if self.fault else set())
+            | ({"TRACE"} if self.steps else set())
         )
 
     def feed(self, data: bytes) -> bytes:
@@ -124,7 +129,8 @@ class FakeDevice:
         ):
             return p.ErrorReply(0x0206, frame.type).pack()
         if not spec.request_size_ok(entry, len(body)):
-            detail = self.max_payload - 2 if entry.name == "GET_OUTPUT" else entry.request_bytes
+            limited = entry.name in ("GET_OUTPUT", "GET_TRACE")  # detail: the length limit
+            detail = self.max_payload - 2 if limited else entry.request_bytes
             return p.ErrorReply(0x0207, detail).pack()
         command = p.Command(frame.type)
         if command is p.Command.HELLO:
@@ -181,10 +187,7 @@ class FakeDevice:
             (repeats,) = p.RUN_REQUEST.unpack(body)
             if repeats > self.max_repeats:
                 return p.ErrorReply(0x0207, self.max_repeats).pack()
-            arrays = [
-                np.frombuffer(bytes(b), p.DTYPES[t.dtype]).reshape(t.shape)
-                for b, t in zip(self._inputs, self.model.inputs)
-            ]
+            arrays = self._arrays()
             status, outs = 0, []
             done = 0
             while done < repeats and status == 0:
@@ -217,12 +220,38 @@ class FakeDevice:
             room = (self.max_payload - 2 - spec.PROFILE_REPLY_HEAD_BYTES) // 4
             chunk = tuple(self.step_ticks[first : first + room])
             return p.ProfileReply(steps, first, chunk).pack()
+        if command is p.Command.TRACE:
+            assert self.steps is not None
+            (step,) = p.TRACE_REQUEST.unpack(body)
+            written = self.steps(self._arrays())
+            if step >= len(written):
+                return p.ErrorReply(0x0208, len(written)).pack()
+            self._traced = written[step]
+            self.runs += 1
+            return p.TraceReply(0, step, tuple(len(b) for b in self._traced)).pack()
+        if command is p.Command.GET_TRACE:
+            if p.GET_TRACE_REQUEST.unpack(body)[2] > self.max_payload - 2:
+                return p.ErrorReply(0x0207, self.max_payload - 2).pack()
+            index, offset, length = p.GET_TRACE_REQUEST.unpack(body)
+            traced = self._traced or []
+            if index >= len(traced):
+                return p.ErrorReply(0x0208, len(traced)).pack()
+            size = len(traced[index])
+            if offset > size or length > size - offset:
+                return p.ErrorReply(0x0209, size).pack()
+            return p.ok(traced[index][offset : offset + length])
         if command is p.Command.RESET:
             assert self.reset is not None
             self.reset()
             return p.ok()
         self.quit = True
         return p.ok()
+
+    def _arrays(self) -> list[np.ndarray]:
+        return [
+            np.frombuffer(bytes(b), p.DTYPES[t.dtype]).reshape(t.shape)
+            for b, t in zip(self._inputs, self.model.inputs)
+        ]
 
 
 class FakeTransport(Transport):

@@ -51,16 +51,19 @@ def test_python_layouts_match_the_table() -> None:
         "QUIT": 0,
         "PROFILE": p.PROFILE_REQUEST.size,
         "RESET": 0,
+        "TRACE": p.TRACE_REQUEST.size,
+        "GET_TRACE": p.GET_TRACE_REQUEST.size,
     }
     assert sizes == {c.name: c.request_bytes for c in spec.COMMANDS}
     assert p.ProfileReply.FORMAT.size == spec.PROFILE_REPLY_HEAD_BYTES
+    assert p.TraceReply.FORMAT.size == spec.TRACE_REPLY_HEAD_BYTES
     assert len({f.bit for f in spec.FEATURES}) == len(spec.FEATURES)
 
 
 @pytest.mark.unit
 @pytest.mark.parametrize("command", spec.COMMANDS, ids=lambda c: c.name)
 def test_fake_device_checks_request_sizes_from_the_table(command: spec.CommandSpec) -> None:
-    client = _fake(step_ticks=[1, 2], reset=lambda: None)
+    client = _fake(step_ticks=[1, 2], reset=lambda: None, steps=lambda arrays: [[b"\0"]])
     client.hello()
     wrong = command.request_bytes - 1 if command.request_bytes else 1
     with pytest.raises(ProtocolError, match="BAD_PAYLOAD"):

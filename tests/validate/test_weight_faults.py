@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from validate_helpers import int8_constant_arrays, moved_weight
 
 from aot.testing.harness import build
 
@@ -25,41 +26,6 @@ pytestmark = [pytest.mark.toolchain, pytest.mark.slow]
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 MODEL = CHECKOUT / "tests" / "fixtures" / "validate" / "saturating_classifier.tflite"
-STEPS = 60
-
-
-def int8_constant_arrays(model: Path) -> list[tuple[str, int, int]]:
-    """(tensor name, offset of its data in the file, element count) per int8 constant."""
-    import tflite
-
-    data = model.read_bytes()
-    flat = tflite.Model.GetRootAs(data, 0)
-    graph = flat.Subgraphs(0)
-    found = []
-    for index in range(graph.TensorsLength()):
-        tensor = graph.Tensors(index)
-        if tensor.Type() != tflite.TensorType.INT8:
-            continue
-        values = flat.Buffers(tensor.Buffer()).DataAsNumpy()
-        if isinstance(values, int) or values.size == 0:
-            continue  # not a constant
-        offset = data.find(values.tobytes())
-        assert offset >= 0 and data.find(values.tobytes(), offset + 1) < 0
-        found.append((tensor.Name().decode(), offset, int(values.size)))
-    return found
-
-
-def moved_weight(model: Path, offset: int, count: int, out: Path, seed: int) -> tuple[int, int]:
-    """A copy of ``model`` with one weight of the array at ``offset`` moved by STEPS
-    (towards zero when moving away would leave int8); returns (position, new value)."""
-    data = bytearray(model.read_bytes())
-    position = int(np.random.default_rng(seed).integers(count))
-    stored = data[offset + position]
-    old = stored - 256 if stored > 127 else stored
-    new = old + STEPS if old + STEPS <= 127 else old - STEPS
-    data[offset + position] = new & 0xFF
-    out.write_bytes(bytes(data))
-    return position, new
 
 
 def validate(folder: Path, model: Path) -> dict:

@@ -80,3 +80,54 @@ def float_onnx(path: Path, seed: int = 3) -> Path:
     model.ir_version = 8  # what onnxruntime reads
     path.write_bytes(model.SerializeToString())
     return path
+
+
+# One weight moved: the faults aot validate must catch (test_weight_faults, test_layers).
+STEPS = 60
+
+
+def int8_constant_arrays(model: Path) -> list[tuple[str, int, int]]:
+    """(tensor name, offset of its data in the file, element count) per int8 constant."""
+    import tflite
+
+    data = model.read_bytes()
+    flat = tflite.Model.GetRootAs(data, 0)
+    graph = flat.Subgraphs(0)
+    found = []
+    for index in range(graph.TensorsLength()):
+        tensor = graph.Tensors(index)
+        if tensor.Type() != tflite.TensorType.INT8:
+            continue
+        values = flat.Buffers(tensor.Buffer()).DataAsNumpy()
+        if isinstance(values, int) or values.size == 0:
+            continue  # not a constant
+        offset = data.find(values.tobytes())
+        assert offset >= 0 and data.find(values.tobytes(), offset + 1) < 0
+        found.append((tensor.Name().decode(), offset, int(values.size)))
+    return found
+
+
+def moved_weight(model: Path, offset: int, count: int, out: Path, seed: int) -> tuple[int, int]:
+    """A copy of ``model`` with one weight of the array at ``offset`` moved by STEPS
+    (towards zero when moving away would leave int8); returns (position, new value)."""
+    data = bytearray(model.read_bytes())
+    position = int(np.random.default_rng(seed).integers(count))
+    stored = data[offset + position]
+    old = stored - 256 if stored > 127 else stored
+    new = old + STEPS if old + STEPS <= 127 else old - STEPS
+    data[offset + position] = new & 0xFF
+    out.write_bytes(bytes(data))
+    return position, new
+
+
+def consumers(model: Path, tensor_name: str) -> list[int]:
+    """Indices of the operators of ``model`` that read the tensor of that name."""
+    import tflite
+
+    graph = tflite.Model.GetRootAs(model.read_bytes(), 0).Subgraphs(0)
+    names = [graph.Tensors(i).Name().decode() for i in range(graph.TensorsLength())]
+    return [
+        k
+        for k in range(graph.OperatorsLength())
+        if any(names[i] == tensor_name for i in graph.Operators(k).InputsAsNumpy() if i >= 0)
+    ]

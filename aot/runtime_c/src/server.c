@@ -208,10 +208,17 @@ static int stateful(void) {
 /* A model with accelerator steps keeps a fault record: a failing RUN's reply ends with it. */
 static int faults_recorded(void) { return g_model != NULL && g_model->fault != NULL; }
 
+/* A --trace build stops after a chosen step and shows what it wrote: TRACE, GET_TRACE. */
+static int traced(void) {
+  return g_model != NULL && g_model->trace != NULL && g_model->trace->outputs != NULL &&
+         g_model->trace->num_steps <= 0xFFFFu; /* TRACE's step field is a u16 */
+}
+
 static uint32_t features(void) {
   return (profiled() ? AOT_FEATURE_PROFILE : 0u) |
          (aot_stack_painted_bytes() > 0u ? AOT_FEATURE_STACK : 0u) |
-         (stateful() ? AOT_FEATURE_STATE : 0u) | (faults_recorded() ? AOT_FEATURE_FAULT : 0u);
+         (stateful() ? AOT_FEATURE_STATE : 0u) | (faults_recorded() ? AOT_FEATURE_FAULT : 0u) |
+         (traced() ? AOT_FEATURE_TRACE : 0u);
 }
 
 static aot_error_t cmd_hello(uint8_t type, uint8_t seq, const uint8_t* p, uint16_t len) {
@@ -412,6 +419,60 @@ static aot_error_t cmd_profile(uint8_t type, uint8_t seq, const uint8_t* p) {
   return send_reply();
 }
 
+/* One run of the model on the current inputs that stops after executor step `step`; the
+ * reply says where it stopped and how many bytes each output of that step has. */
+static aot_error_t cmd_trace(uint8_t type, uint8_t seq, const uint8_t* p) {
+  aot_error_t status = AOT_OK;
+  struct aot_trace* trace = g_model->trace;
+  const uint32_t step = aot_get_u16(p);
+  if (step >= trace->num_steps) {
+    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_INDEX, trace->num_steps);
+  }
+  if (!ready(type, seq, &status)) {
+    return status;
+  }
+  trace->stop_after = step;
+  const int32_t model_status = g_model->run(g_inputs, g_outputs);
+  trace->stop_after = AOT_TRACE_NONE; /* RUN runs every step again */
+  ++g_stats.runs;
+  const int stopped = model_status == AOT_OK && trace->stopped == step;
+  /* What a step writes fits one reply's list: the executor records at most max_outputs. */
+  const uint32_t room = (AOT_APP_MAX_PAYLOAD - 2u - AOT_TRACE_REPLY_HEAD_BYTES) / 4u;
+  uint32_t count = stopped ? trace->num_outputs : 0u;
+  count = count < room ? count : room;
+  begin_reply(type, seq, AOT_OK);
+  put_u32((uint32_t)model_status);
+  put_u16(stopped ? (uint16_t)step : (uint16_t)AOT_TRACE_NOT_STOPPED);
+  put_u8((uint8_t)count);
+  for (uint32_t i = 0; i < count; ++i) {
+    put_u32(trace->outputs[i].bytes);
+  }
+  return send_reply();
+}
+
+/* Bytes of output `index` of the step the last TRACE stopped after. */
+static aot_error_t cmd_get_trace(uint8_t type, uint8_t seq, const uint8_t* p) {
+  const struct aot_trace* trace = g_model->trace;
+  if (aot_get_u16(&p[5]) > AOT_APP_MAX_PAYLOAD - 2u) {
+    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, AOT_APP_MAX_PAYLOAD - 2u);
+  }
+  const uint32_t count = trace->stopped == AOT_TRACE_NONE ? 0u : trace->num_outputs;
+  const uint8_t index = p[0];
+  const uint32_t offset = aot_get_u32(&p[1]);
+  const uint32_t length = aot_get_u16(&p[5]);
+  if (index >= count) {
+    return send_error(type, seq, AOT_ERR_PROTOCOL_BAD_INDEX, count);
+  }
+  const uint32_t size = trace->outputs[index].bytes;
+  if (offset > size || length > size - offset) {
+    return send_error(type, seq, AOT_ERR_PROTOCOL_OUT_OF_RANGE, size);
+  }
+  begin_reply(type, seq, AOT_OK);
+  memcpy(&g_tx[g_tx_len], (const uint8_t*)trace->outputs[index].data + offset, length);
+  g_tx_len += length;
+  return send_reply();
+}
+
 /* The request sizes of docs/protocol.md, from the generated table in aot/protocol.h:
  * exact, or a minimum for commands that carry data. The detail is the size expected. */
 static int request_ok(uint16_t len, uint32_t expected, int variable) {
@@ -501,6 +562,20 @@ static aot_error_t handle_frame(int* quit) {
       g_model->reset();
       begin_reply(reply, seq, AOT_OK);
       return send_reply();
+    case AOT_CMD_TRACE:
+      if (!traced()) { /* optional, like PROFILE */
+        return send_error(reply, seq, AOT_ERR_PROTOCOL_UNKNOWN_COMMAND, type);
+      }
+      AOT_CHECK_REQUEST(TRACE, len);
+      return cmd_trace(reply, seq, payload);
+    case AOT_CMD_GET_TRACE:
+      if (!traced()) {
+        return send_error(reply, seq, AOT_ERR_PROTOCOL_UNKNOWN_COMMAND, type);
+      }
+      if (!AOT_REQUEST_OK(GET_TRACE, len)) { /* detail: the length limit, as GET_OUTPUT */
+        return send_error(reply, seq, AOT_ERR_PROTOCOL_BAD_PAYLOAD, AOT_APP_MAX_PAYLOAD - 2u);
+      }
+      return cmd_get_trace(reply, seq, payload);
     case AOT_CMD_QUIT:
       AOT_CHECK_REQUEST(QUIT, len); /* refused like STATS: the device keeps serving */
       *quit = 1;

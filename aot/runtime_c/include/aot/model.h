@@ -52,6 +52,25 @@ struct aot_fault {
   uint64_t region_size;
 };
 
+/* Models built with --trace (a debug build for 'aot validate --layers'): run() returns
+ * after step `stop_after` of the executor, leaving where that step wrote its outputs in
+ * `outputs[0 .. num_outputs)`, so a host can compare each step with a reference. */
+#define AOT_TRACE_NONE 0xFFFFFFFFu /* stop_after: run every step; stopped: ran through */
+
+struct aot_trace_output {
+  const void* data;
+  uint32_t bytes;
+};
+
+struct aot_trace {
+  uint32_t num_steps;   /* executor steps (metadata.json's operators) */
+  uint32_t stop_after;  /* set by the caller before run(); AOT_TRACE_NONE: run every step */
+  uint32_t stopped;     /* the step the last run() stopped after, or AOT_TRACE_NONE */
+  uint32_t num_outputs; /* entries of `outputs` that step `stopped` filled */
+  uint32_t max_outputs; /* entries of `outputs` */
+  struct aot_trace_output* outputs; /* what step `stopped` wrote, in metadata.json's order */
+};
+
 struct aot_tensor_info {
   const char* name;
   aot_dtype_t dtype;
@@ -89,6 +108,9 @@ struct aot_model_desc {
   void (*reset)(void);
   /* Models with accelerator steps: where the last failing run stopped. NULL: no record. */
   const struct aot_fault* fault;
+  /* Models built with --trace: where run() stops and what that step wrote. NULL: not a
+   * trace build, run() always runs every step. */
+  struct aot_trace* trace;
 };
 
 #ifdef __cplusplus

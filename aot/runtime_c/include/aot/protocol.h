@@ -23,6 +23,8 @@ typedef enum {
   AOT_CMD_QUIT = 0x07, /* -> status, then the server stops */
   AOT_CMD_PROFILE = 0x08, /* first step -> ticks of each executor step in the last run */
   AOT_CMD_RESET = 0x09, /* -> status, after the model's state is set to its initial value */
+  AOT_CMD_TRACE = 0x0A, /* step -> model status and the sizes of what the step wrote, after one run that stopped there */
+  AOT_CMD_GET_TRACE = 0x0B, /* output, offset, length -> data the traced step wrote */
 } aot_command_t;
 
 #define AOT_CMD_HELLO_REQUEST_BYTES 2u
@@ -43,6 +45,10 @@ typedef enum {
 #define AOT_CMD_PROFILE_VARIABLE 0
 #define AOT_CMD_RESET_REQUEST_BYTES 0u
 #define AOT_CMD_RESET_VARIABLE 0
+#define AOT_CMD_TRACE_REQUEST_BYTES 2u
+#define AOT_CMD_TRACE_VARIABLE 0
+#define AOT_CMD_GET_TRACE_REQUEST_BYTES 7u
+#define AOT_CMD_GET_TRACE_VARIABLE 0
 #define AOT_MSG_REPLY_BIT 0x80u
 /* Reply to a frame that could not be decoded, so its command is unknown. */
 #define AOT_MSG_FRAME_ERROR 0xFFu
@@ -52,7 +58,10 @@ typedef enum {
 #define AOT_FEATURE_STACK (1u << 1) /* the stack is painted, so STATS reports its peak */
 #define AOT_FEATURE_STATE (1u << 2) /* the model keeps operator state between runs; RESET restores it */
 #define AOT_FEATURE_FAULT (1u << 3) /* a failing RUN's reply ends with where the model stopped */
+#define AOT_FEATURE_TRACE (1u << 4) /* the model can stop after any executor step and return what it wrote (aot build --trace) */
 
 #define AOT_PROFILE_REPLY_HEAD_BYTES 6u
+#define AOT_TRACE_REPLY_HEAD_BYTES 7u
+#define AOT_TRACE_NOT_STOPPED 0xFFFFu
 
 #endif /* AOT_PROTOCOL_H_ */
