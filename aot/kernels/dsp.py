@@ -310,10 +310,6 @@ def takes_shallow_conv(info: OperatorInfo) -> bool:
     multiplier, shift = requant(info, out_c)
     return (
         in_c % 4 != 0
-        # K % 4 == 0 (kws's 10x4 over one channel) has no tails on the general kernel's
-        # im2col path, which keeps it: this kernel's 1.9 KB of text would take
-        # kws_ref_model past its 48 KB (docs/kernels.md)
-        and (k_h * k_w * in_c) % 4 != 0
         and k_h * k_w > 1
         and k_h * k_w * in_c <= MAX_SHALLOW_DEPTH
         and tuple(info.params["dilation"]) == (1, 1)

@@ -177,9 +177,10 @@ def test_add_shapes_match_litert(isa: str, tmp_path: Path) -> None:
 
 
 # First layers over few input channels (conv_shallow_dsp.c): vww's 3x3 stride 2 from RGB,
-# pretrainedResnet's 3x3 from RGB, a tall 9x3 window over one channel (kws's 10x4, K % 4
-# == 0, stays on the general kernel), rows of odd and even length, an odd channel count,
-# VALID, one and two input channels, batches, a single output pixel (no second slot).
+# pretrainedResnet's 3x3 from RGB, a tall 9x3 window over one channel, kws's 10x4 stride 2
+# over one channel and others whose K is a multiple of 4 (4x2 over two channels, 2x2 over
+# one), rows of odd and even length, an odd channel count, VALID, one and two input
+# channels, batches, a single output pixel (no second slot).
 FIRST_LAYER_SHAPES = tuple(
     cases.Shape("CONV_2D", batches, h, w, in_c, out_c, k, stride, (1, 1), same)
     for batches, h, w, in_c, out_c, k, stride, same in [
@@ -190,6 +191,9 @@ FIRST_LAYER_SHAPES = tuple(
         (1, 7, 6, 2, 6, (3, 3), (2, 1), True),
         (1, 5, 8, 1, 3, (3, 1), (1, 1), True),
         (1, 3, 3, 3, 4, (3, 3), (1, 1), False),
+        (1, 49, 10, 1, 64, (10, 4), (2, 2), True),
+        (1, 9, 8, 2, 12, (4, 2), (1, 2), True),
+        (1, 6, 7, 1, 9, (2, 2), (1, 1), False),
     ]
 )
 
