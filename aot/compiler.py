@@ -9,7 +9,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from aot import __version__
 from aot.errors import ConfigError
 from aot.library import LIBRARY_DIR, copy_runtime_headers, write_files
 from aot.naming import RUNTIME_PREFIXES
+from aot.planning.memory_map import MemoryMap
 from aot.planning.model import PoolSpec
 
 Progress = Callable[[str], None]
@@ -43,7 +44,9 @@ class CompileOptions:
     name: str = "default"
     frontend: str = "auto"
     planner: str = DEFAULT_PLANNER
-    pools: tuple[PoolSpec, ...] = (PoolSpec("workspace", None),)
+    # The pools and what reaches them, the constants and the caller's inputs and outputs
+    # (MemoryMap.for_build makes a board's; the default: one unbounded CPU pool).
+    memory: MemoryMap = field(default_factory=MemoryMap)
     constants_alignment: int = 16
     workspace_alignment: int = 16
     io_in_pool: bool = False  # inputs and outputs planned into the pools too
@@ -55,12 +58,6 @@ class CompileOptions:
     accelerators: tuple[str, ...] = ()
     # Copy steps where a tensor's users share no pool or the shared one is too small.
     allow_copies: bool = False
-    # What reaches the memory holding the constants; None: every target.
-    constants_targets: tuple[str, ...] | None = None
-    constants_memory: str = "constants"  # its name, for errors
-    # What reaches the caller's inputs and outputs (without io_in_pool); None: every
-    # target. On a board: the CPU and the accelerators that reach its data memory.
-    io_targets: tuple[str, ...] | None = ("cpu",)
     # Options every accelerator backend gets (e.g. a driver's folder: docs/accelerators.md).
     backend_options: Mapping[str, Any] = field(default_factory=dict)
     # --kernels: auto (the fastest kernels the board's features allow), tvm (TVM's
@@ -81,7 +78,7 @@ class CompileOptions:
         for alignment in (self.constants_alignment, self.workspace_alignment):
             if alignment < 1 or alignment & (alignment - 1):
                 raise ConfigError(f"alignment {alignment} is not a power of two")
-        if not self.pools:
+        if not self.memory.pools:
             raise ConfigError("at least one workspace pool is needed")
         from aot.kernels import CHOICES
 
@@ -384,7 +381,8 @@ def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict
         "planner": plan.algorithm,
         "io_in_pool": options.io_in_pool,
         "pools": [
-            {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)} for p in options.pools
+            {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)}
+            for p in options.memory.pools
         ]
         + [
             # Operator state, kept between inferences (docs/memory_planning.md).
@@ -414,10 +412,8 @@ def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict
         "pool_lower_bounds": dict(plan.pool_lower_bounds),
         "activation_lower_bound_bytes": lowered.activation_lower_bound,
         "allow_copies": options.allow_copies,
-        "constants_targets": (
-            None if options.constants_targets is None else list(options.constants_targets)
-        ),
-        "io_targets": None if options.io_targets is None else list(options.io_targets),
+        "constants_targets": _listed(options.memory.constants_targets),
+        "io_targets": _listed(options.memory.io_targets),
         "buffers": [
             {
                 **placement.to_json(),
@@ -444,42 +440,19 @@ def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict
 
 
 def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
-    """The plan stage on a lowered model: buffers (each with the targets that touch it)
-    into the pools their targets reach, with copy steps when ``allow_copies``; returns an
-    ``aot.planning.copies.CopyPlan``."""
-    from aot.planning.copies import plan_with_copies
-    from aot.planning.liveness import (
-        caller_uses,
-        constant_uses,
-        persistent_buffers,
-        pinned_buffers,
-        workspace_buffers,
-    )
-    from aot.planning.persistent import add_persistent
+    """The plan stage on a lowered model: its buffers (each with the targets that touch
+    it) into the pools of ``options.memory`` that their targets reach, with copy steps
+    when ``allow_copies``; returns an ``aot.planning.copies.CopyPlan``."""
+    from aot.planning.core import PlanOptions
+    from aot.planning.liveness import model_buffers
+    from aot.planning.stage import plan
 
-    buffers = workspace_buffers(lowered, options.workspace_alignment, options.io_in_pool)
-    caller = [] if options.io_in_pool else caller_uses(lowered, options.workspace_alignment)
-    planned = plan_with_copies(
-        buffers,
-        [p.pool() for p in options.pools],
-        options.planner,
-        allow_copies=options.allow_copies,
-        step_names=[f"step {s.index} ({s.label})" for s in lowered.steps],
-        pinned=pinned_buffers(lowered),
-        constants=constant_uses(lowered, options.workspace_alignment),
-        constants_targets=options.constants_targets,
-        constants_memory=options.constants_memory,
-        caller=caller,
-        caller_targets=options.io_targets,
-        # Backends that want their steps' caller tensors staged without --allow-copies.
-        caller_copies=[b.target for b in lowered.backends.values() if b.io_copies],
-    )
-    # Operator state goes into a pool of its own, kept between inferences.
-    state = persistent_buffers(lowered, options.workspace_alignment)
-    if not state:
-        return planned
-    plan = add_persistent(planned.plan, state, planned.buffers, [p.pool() for p in options.pools])
-    return replace(planned, plan=plan, buffers=(*planned.buffers, *state))
+    buffers = model_buffers(lowered, options.workspace_alignment, options.io_in_pool)
+    return plan(buffers, options.memory, PlanOptions(options.planner, options.allow_copies))
+
+
+def _listed(targets: Sequence[str] | None) -> list[str] | None:
+    return None if targets is None else list(targets)
 
 
 def _touched_json(buffer: Any, labels: Sequence[str]) -> dict[str, Any]:
@@ -506,15 +479,6 @@ def parse_pool(text: str) -> PoolSpec:
     from aot.planning.pools_file import parse_pool_arg
 
     return parse_pool_arg(text)
-
-
-def default_pools(board: Any) -> tuple[PoolSpec, ...]:
-    """One pool in the board's default workspace memory, limited by its size; the host
-    has no limit."""
-    if board.is_host or not board.memories:
-        return (PoolSpec("workspace", None),)
-    region = board.default_region("workspace")
-    return (PoolSpec(region.name, region.size),)
 
 
 def pools_from_args(texts: Sequence[str] | None) -> tuple[PoolSpec, ...]:

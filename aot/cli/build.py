@@ -6,7 +6,6 @@ import argparse
 import json
 import shlex
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -179,164 +178,20 @@ def check_cross_compiler(board: Board, args: argparse.Namespace) -> None:
         arm_gcc()
 
 
-def constants_memory(
-    board: Board,
-    requested: str | None,
-    metadata: dict[str, Any],
-    planned: str,
-    accelerators: list[str],
-) -> str | None:
-    """The board memory holding the constants: ``requested`` (checked to allow them),
-    else the first in the board's order where they fit beside what else goes there
-    (aot/planning/memory_map.py); then everything aot placed is checked against its
-    memory, so a layout that cannot link fails before the firmware is compiled."""
-    from aot.planning.memory_map import MemoryMap
+def pools_option(args: argparse.Namespace) -> tuple[PoolSpec, ...] | None:
+    """The pools of --pool-file or --pool; None when neither is given (the board's
+    default, aot/planning/memory_map.py)."""
+    if args.pool_file and args.pool:
+        raise ConfigError("give the pools either with --pool or with --pool-file, not both")
+    if args.pool_file:
+        from aot.planning.pools_file import read_pool_file
 
-    if board.is_host or not board.memories:
-        if requested:
-            raise ConfigError("--constants-memory needs a board with a memory map, not host")
-        return None
-    memory_map = MemoryMap.for_build(board, accelerators)
-    metadata["constants"]["memory"] = planned
-    metadata["constants"]["memory"] = memory_map.place_constants(metadata, requested)
-    memory_map.check_capacity(metadata)
-    return metadata["constants"]["memory"]
+        return read_pool_file(args.pool_file)
+    if args.pool:
+        from aot.planning.pools_file import pools_from_args
 
-
-def check_pools_on_board(pools: tuple[PoolSpec, ...], board: Board) -> tuple[PoolSpec, ...]:
-    """Every pool must be a board memory that may hold workspace, and fit it, before any
-    compile: otherwise the project would place it in the default RAM or the linker
-    would find the overflow. An unbounded pool gets its memory's size. The host has no
-    memory map: any pool goes."""
-    import difflib
-
-    from aot.errors import PlanningError
-
-    if board.is_host or not board.memories:
-        return pools
-    names = [m.name for m in board.memories]
-    usable = [m.name for m in board.memories if m.may_hold("workspace")]
-    checked = []
-    for pool in pools:
-        if pool.name not in names:
-            close = difflib.get_close_matches(pool.name, usable, n=1, cutoff=0.5)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise ConfigError(
-                f"pool '{pool.name}' is not a memory of board '{board.name}'; {hint}name the "
-                f"pool after the memory it lives in: {', '.join(usable)} (see 'aot boards')"
-            )
-        region = board.region(pool.name)
-        if not region.may_hold("workspace"):
-            raise ConfigError(
-                f"memory '{region.name}' of board '{board.name}' may not hold workspace (it "
-                f"holds {', '.join(region.holds)}); use one of {', '.join(usable)}"
-            )
-        if pool.size is not None and pool.size > region.size:
-            raise PlanningError(
-                f"pool '{pool.name}' ({pool.size} bytes) is larger than memory '{region.name}' "
-                f"of board '{board.name}' ({region.size} bytes): {pool.size - region.size} "
-                "bytes over; give a smaller --pool size or another memory"
-            )
-        checked.append(pool if pool.size is not None else replace(pool, size=region.size))
-    return tuple(checked)
-
-
-def check_accelerators(names: list[str], board: Board) -> None:
-    """Every --accelerator must be installed and, unless it runs on the CPU itself, be on
-    the board: checked before the model compile."""
-    from aot.backends import CPU_TARGET, get_backend
-
-    for name in names:
-        if name == CPU_TARGET:
-            raise ConfigError(
-                "'cpu' is not an --accelerator: the CPU always takes what no accelerator takes"
-            )
-        backend = get_backend(name)
-        if backend.target != CPU_TARGET:
-            board.accelerator(name)
-
-
-def defaults_for_accelerators(
-    pools: tuple[PoolSpec, ...],
-    board: Board,
-    accelerators: list[str],
-    constants: str | None,
-    *,
-    defaulted: bool,
-) -> tuple[tuple[PoolSpec, ...], str | None]:
-    """When the user left the pools to aot (``defaulted``: no --pool or --pool-file),
-    choose them so that ``--accelerator`` alone plans: an accelerator that reaches none
-    of the board's default pools gets a pool in the first memory it reaches that may hold
-    workspace, and, without --constants-memory, the constants go to the first memory that
-    may hold them and every accelerator reaches (weights an NPU reads must sit where it
-    reads them). A layout the user gave is kept, and what it leaves out of reach is an
-    error (or copies with --allow-copies); --constants-memory alone keeps the NPU's pool,
-    so moving the weights out of a full NPU memory is that option and --allow-copies."""
-    from aot.backends import CPU_TARGET, get_backend
-
-    if board.is_host or not board.memories:
-        return pools, constants
-    reaches = {
-        get_backend(name).target: board.accelerator(name).memories
-        for name in accelerators
-        if get_backend(name).target != CPU_TARGET
-    }
-    if not reaches or not defaulted:
-        return pools, constants
-    for memories in reaches.values():
-        if any(p.name in memories for p in pools):
-            continue
-        memory = next(
-            (m for m in board.memories if m.name in memories and m.may_hold("workspace")), None
-        )
-        if memory is not None:
-            pools = (*pools, PoolSpec(memory.name, memory.size))
-    shared = [
-        m.name
-        for m in board.memories
-        if m.may_hold("constants") and all(m.name in ms for ms in reaches.values())
-    ]
-    if constants is None:
-        constants = shared[0] if shared else None
-    return pools, constants
-
-
-def reach_on_board(
-    pools: tuple[PoolSpec, ...], board: Board, accelerators: list[str], constants: str | None
-) -> tuple[tuple[PoolSpec, ...], tuple[str, ...] | None, str]:
-    """Who reaches what, from the board's ``accelerators:``: each pool gains the targets
-    of the --accelerator backends that reach its memory, and the constants memory is
-    reached by the CPU and those that list it. The host has no memory map: pools keep
-    the targets given with --pool, and every target reaches the constants."""
-    from aot.backends import CPU_TARGET, get_backend
-    from aot.planning.pools_file import targets_reaching, with_reach
-
-    if board.is_host or not board.memories:
-        return pools, None, "constants"
-    reaches = {}
-    for name in accelerators:
-        backend = get_backend(name)
-        if backend.target != CPU_TARGET:
-            reaches[backend.target] = board.accelerator(name).memories
-    memory = constants or board.default_region("constants").name
-    return with_reach(pools, reaches), targets_reaching(memory, reaches), memory
-
-
-def io_reach_on_board(board: Board, accelerators: list[str]) -> tuple[str, ...] | None:
-    """What reaches the caller's inputs and outputs (without --io-in-pool): the runtime
-    keeps them in the board's data memory, so the CPU and the accelerators that list it.
-    The host has no memory map: every target reaches them."""
-    from aot.backends import CPU_TARGET, get_backend
-    from aot.planning.pools_file import targets_reaching
-
-    if board.is_host or not board.memories:
-        return None
-    reaches = {}
-    for name in accelerators:
-        backend = get_backend(name)
-        if backend.target != CPU_TARGET:
-            reaches[backend.target] = board.accelerator(name).memories
-    return targets_reaching(board.default_region("data").name, reaches)
+        return pools_from_args(args.pool)
+    return None
 
 
 def print_backend_reports(metadata: dict[str, Any]) -> None:
@@ -367,53 +222,25 @@ def backend_options(items: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
     from aot.builder import MemoryOverflowError, build_project
-    from aot.compiler import (
-        CompileOptions,
-        compile_model,
-        default_pools,
-        model_name_from_path,
-        pools_from_args,
-    )
+    from aot.compiler import CompileOptions, compile_model, model_name_from_path
     from aot.errors import PlanningError
     from aot.library import staged_output, write_metadata
+    from aot.planning.memory_map import MemoryMap
     from aot.project import generate_project, project_build_command
 
     board = load_board(args.board)
-    # Pools: --pool-file, else --pool, else the board's default (see pools_file.py).
-    if args.pool_file and args.pool:
-        raise ConfigError("give the pools either with --pool or with --pool-file, not both")
-    if args.pool_file:
-        from aot.planning.pools_file import read_pool_file
-
-        pools = read_pool_file(args.pool_file)
-    else:
-        pools = pools_from_args(args.pool) if args.pool else default_pools(board)
-    pools = check_pools_on_board(pools, board)
-    check_accelerators(args.accelerator, board)
-    pools, args.constants_memory = defaults_for_accelerators(
-        pools,
-        board,
-        args.accelerator,
-        args.constants_memory,
-        defaulted=not (args.pool or args.pool_file),
-    )
-    pools, constants_targets, constants_region = reach_on_board(
-        pools, board, args.accelerator, args.constants_memory
-    )
+    memory = MemoryMap.for_build(board, args.accelerator, pools_option(args), args.constants_memory)
     options = CompileOptions(
         name=args.name or model_name_from_path(args.model),
         frontend=args.frontend,
         planner=args.planner,
-        pools=pools,
+        memory=memory,
         constants_alignment=args.constants_alignment,
         io_in_pool=args.io_in_pool,
         profile=args.profile,
         trace=args.trace,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
-        constants_targets=constants_targets,
-        constants_memory=constants_region,
-        io_targets=io_reach_on_board(board, args.accelerator),
         backend_options=backend_options(args.backend_option),
         kernels=args.kernels,
     )
@@ -435,9 +262,7 @@ def run(args: argparse.Namespace) -> int:
         board_file = board_file_for_metadata(board)  # --board path/b.yaml: later commands
         if board_file is not None:  # load that file, not a board of its name
             metadata[BOARD_FILE_KEY] = board_file
-        metadata["constants"]["memory"] = constants_memory(
-            board, args.constants_memory, metadata, constants_region, args.accelerator
-        )
+        metadata["constants"]["memory"] = memory.constants_placement(metadata)
         progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
         project = generate_project(staging, metadata, board, args.template, zephyr_version)
         metadata["project"] = project.to_json()
@@ -446,11 +271,8 @@ def run(args: argparse.Namespace) -> int:
             try:
                 result = build_project(staging, metadata["project"], shown_as=output)
             except MemoryOverflowError as err:
-                from aot.planning.memory_map import MemoryMap
-
-                memory_map = MemoryMap.for_build(board, args.accelerator)
                 raise PlanningError(
-                    memory_map.link_overflow_message(err.memory, err.over, metadata)
+                    memory.link_overflow_message(err.memory, err.over, metadata)
                 ) from err
             metadata["build"] = result.to_json()
         write_metadata(staging, metadata)

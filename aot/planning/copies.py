@@ -69,6 +69,23 @@ class CallerUse:
 
 
 @dataclass(frozen=True)
+class ModelBuffers:
+    """What a model asks of memory, as the planning stage takes it: its workspace buffers
+    (with the steps and targets that touch them), the steps' names for messages, the
+    buffers no copy may split, the constants and the caller's inputs and outputs with
+    their users, the targets whose backends want the caller's tensors staged through a
+    pool (``Backend.io_copies``), and the operator state kept between inferences."""
+
+    buffers: tuple[Buffer, ...]
+    step_names: tuple[str, ...] | None = None
+    pinned: frozenset[str] = frozenset()
+    constants: tuple[ConstantUse, ...] = ()
+    caller: tuple[CallerUse, ...] = ()
+    caller_copies: tuple[str, ...] = ()
+    state: tuple[Buffer, ...] = ()
+
+
+@dataclass(frozen=True)
 class CopyPlan:
     """The memory plan with its copies.
 

@@ -1,14 +1,17 @@
-"""What every planner shares: the registry, the lower bound, validation and first-fit packing.
+"""What every planner shares: the registry, the options, the lower bound, validation and
+first-fit packing.
 
 A planner is a callable ``(buffers, pools) -> iterable of Placement``. It returns a
 placement for every buffer it could place; a buffer it leaves out did not fit, and
 ``plan_memory`` turns that into a PlanningError that explains why. Planners never build
 the ``MemoryPlan`` themselves, so sizes, bounds and validation are computed in one place.
+The planning stage (``aot.planning.stage.plan``) runs the one named in ``PlanOptions``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from aot.errors import InternalError
 from aot.planning.model import Buffer, MemoryPlan, Placement, Pool, align_up
@@ -17,6 +20,17 @@ from aot.registry import Registry
 Planner = Callable[[Sequence[Buffer], Sequence[Pool]], Iterable[Placement]]
 
 planners: Registry[Planner] = Registry("memory planner", "aot.planners")
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """How the planning stage plans: the planner by its name in ``planners``, and
+    whether it may insert copy steps (``--allow-copies``), done by ``copy_target`` when a
+    unit other than the port's ``aot_platform_copy`` copies (None: no target is added)."""
+
+    planner: str = "greedy_by_size"
+    allow_copies: bool = False
+    copy_target: str | None = None
 
 
 def live_bytes_per_step(buffers: Sequence[Buffer]) -> list[int]:

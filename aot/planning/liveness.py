@@ -5,7 +5,25 @@ from __future__ import annotations
 from aot.lowering import CONSTANT, INPUT, INTERMEDIATE, OUTPUT, STATE, LoweredModel
 from aot.naming import scratch_buffer_name, tensor_buffer_name
 from aot.planning import Buffer
-from aot.planning.copies import CallerUse, ConstantUse
+from aot.planning.copies import CallerUse, ConstantUse, ModelBuffers
+
+
+def model_buffers(
+    lowered: LoweredModel, alignment: int = 16, io_in_pool: bool = False
+) -> ModelBuffers:
+    """Everything the planning stage places or checks for ``lowered``: workspace buffers,
+    constants, the caller's inputs and outputs (none with ``io_in_pool``: they are in the
+    pools) and the operator state."""
+    return ModelBuffers(
+        tuple(workspace_buffers(lowered, alignment, io_in_pool)),
+        tuple(f"step {s.index} ({s.label})" for s in lowered.steps),
+        frozenset(pinned_buffers(lowered)),
+        tuple(constant_uses(lowered, alignment)),
+        () if io_in_pool else tuple(caller_uses(lowered, alignment)),
+        # Backends that want their steps' caller tensors staged without --allow-copies.
+        tuple(b.target for b in lowered.backends.values() if b.io_copies),
+        tuple(persistent_buffers(lowered, alignment)),
+    )
 
 
 def workspace_buffers(

@@ -1,7 +1,15 @@
-"""The board's memories as the planner sees them: what each may hold, in the board's order
-of preference (fast first: the order of ``memories:`` in its YAML), and what a build puts
-in each, so that a layout the linker would refuse fails at plan time, naming the memory,
-what went there with its size and the option that fixes it.
+"""The board's memories as the planner sees them: what reaches each memory, what each may
+hold in the board's order of preference (fast first: the order of ``memories:`` in its
+YAML), the workspace pools in them, and what a build puts in each, so that a layout the
+linker would refuse fails at plan time, naming the memory, what went there with its size
+and the option that fixes it.
+
+``MemoryMap.for_build`` makes the map of one build from a ``Board``, the ``--accelerator``
+backends and the user's pool and constants options: it checks the pools against the
+board's memories, gives an accelerator that reaches none of them a pool of its own, and
+says which targets reach each pool, the constants and the caller's inputs and outputs.
+A board without a memory map (the host) takes any pool, and every target reaches its
+constants and its inputs and outputs.
 
 Only what aot places is known before the firmware is compiled: the constants section,
 each workspace pool (with the staging buffers of ``--allow-copies`` in it) and the
@@ -12,13 +20,19 @@ says which of aot's placements in that memory can move (docs/memory_planning.md)
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError, PlanningError
+from aot.planning.model import DEFAULT_TARGETS, Pool, PoolSpec
+from aot.planning.pools_file import targets_reaching, with_reach
+
+# The pool of a build without a memory map: unbounded, the CPU's.
+UNMAPPED_POOLS = (PoolSpec("workspace", None),)
 
 
 @dataclass(frozen=True)
@@ -40,32 +54,87 @@ def constants_section_bytes(sizes_and_alignments: Iterable[tuple[int, int]]) -> 
 
 @dataclass(frozen=True)
 class MemoryMap:
-    """A board's memories and who reaches them: ``reaches`` maps each accelerator target
+    """A build's memories and who reaches them: ``reaches`` maps each accelerator target
     to the memories it reads and writes (the board's ``accelerators:``); the CPU reaches
-    every memory."""
+    every memory. ``pools`` are the workspace pools, fastest first, each with the targets
+    that reach it; ``constants_memory`` is the memory the plan assumes for the constants
+    (errors name it) and ``constants_targets`` what reaches it, ``io_targets`` what
+    reaches the caller's inputs and outputs (None: every target).
+    ``constants_requested`` is --constants-memory, or the memory every accelerator
+    reaches when aot chose the pools; None lets the constants go where they fit.
 
-    board: Board
+    ``board`` is None for a plan without a board (tests, benchmarks); a board without a
+    memory map (``mapped`` is false, the host) takes any pool."""
+
+    board: Board | None = None
     reaches: Mapping[str, Sequence[str]] = field(default_factory=lambda: MappingProxyType({}))
+    pools: tuple[PoolSpec, ...] = UNMAPPED_POOLS
+    constants_memory: str = "constants"
+    constants_targets: tuple[str, ...] | None = None
+    io_targets: tuple[str, ...] | None = DEFAULT_TARGETS
+    constants_requested: str | None = None
 
     @classmethod
-    def for_build(cls, board: Board, accelerators: Sequence[str]) -> MemoryMap:
-        """The map for a build with these ``--accelerator`` backends."""
-        from aot.backends import CPU_TARGET, get_backend
+    def for_build(
+        cls,
+        board: Board,
+        accelerators: Sequence[str],
+        pools: Sequence[PoolSpec] | None = None,
+        constants: str | None = None,
+    ) -> MemoryMap:
+        """The map of a build with these ``--accelerator`` backends (checked: installed,
+        and on the board unless they run on the CPU), the user's ``pools`` (--pool,
+        --pool-file; None: the board's default, chosen so that the accelerators reach
+        one) and ``constants`` (--constants-memory). Before any compile: a pool that is
+        no memory of the board, may not hold workspace or is larger than its memory is a
+        one-line error."""
+        defaulted = pools is None
+        pools = check_pools(tuple(default_pools(board) if pools is None else pools), board)
+        reaches = accelerator_reach(board, accelerators)
+        if not is_mapped(board):
+            return cls(board, reaches, pools, io_targets=None, constants_requested=constants)
+        if defaulted:
+            pools, constants = _defaults_for_accelerators(pools, board, reaches, constants)
+        memory = constants or board.default_region("constants").name
+        return cls(
+            board,
+            reaches,
+            with_reach(pools, reaches),
+            memory,
+            targets_reaching(memory, reaches),
+            targets_reaching(board.default_region("data").name, reaches),
+            constants,
+        )
 
-        reaches = {}
-        for name in accelerators:
-            target = get_backend(name).target
-            if target != CPU_TARGET:
-                reaches[target] = board.accelerator(name).memories
-        return cls(board, MappingProxyType(reaches))
+    @property
+    def mapped(self) -> bool:
+        """Whether the board has memories to check pools and constants against."""
+        return self.board is not None and is_mapped(self.board)
+
+    def planner_pools(self) -> tuple[Pool, ...]:
+        """The pools as the planners see them."""
+        return tuple(p.pool() for p in self.pools)
+
+    def constants_placement(self, metadata: Mapping[str, Any]) -> str | None:
+        """The board memory holding a compiled model's constants: the requested one
+        (checked to allow them), else the first in the board's order where they fit
+        beside what else goes there; then everything aot placed is checked against its
+        memory, so a layout that cannot link fails before the firmware is compiled.
+        None without a memory map."""
+        if not self.mapped:
+            if self.constants_requested:
+                raise ConfigError("--constants-memory needs a board with a memory map, not host")
+            return None
+        planned = {**metadata["constants"], "memory": self.constants_memory}
+        memory = self.place_constants({**metadata, "constants": planned}, self.constants_requested)
+        self.check_capacity({**metadata, "constants": {**planned, "memory": memory}})
+        return memory
 
     def holding(self, kind: str) -> tuple[MemoryRegion, ...]:
         """The memories that may hold ``kind``, in the board's order of preference."""
         return tuple(m for m in self.board.memories if m.may_hold(kind))
 
     def reached_by(self, memory: str) -> frozenset[str]:
-        from aot.planning.pools_file import targets_reaching
-
         return frozenset(targets_reaching(memory, self.reaches))
 
     def pool_memory(self, pool: str) -> MemoryRegion:
@@ -234,3 +303,104 @@ def io_arena_bytes(metadata: Mapping[str, Any]) -> int:
     for tensor in [*metadata["inputs"], *metadata["outputs"]]:
         total += (int(tensor["size_bytes"]) + 15) // 16 * 16
     return max(total, 16)
+
+
+def is_mapped(board: Board) -> bool:
+    """Whether pools and constants are checked against the board's memories: the host has
+    no memory map."""
+    return not board.is_host and bool(board.memories)
+
+
+def default_pools(board: Board) -> tuple[PoolSpec, ...]:
+    """One pool in the board's default workspace memory, limited by its size; the host
+    has no limit."""
+    if not is_mapped(board):
+        return UNMAPPED_POOLS
+    region = board.default_region("workspace")
+    return (PoolSpec(region.name, region.size),)
+
+
+def check_pools(pools: tuple[PoolSpec, ...], board: Board) -> tuple[PoolSpec, ...]:
+    """Every pool must be a board memory that may hold workspace, and fit it, before any
+    compile: otherwise the project would place it in the default RAM or the linker
+    would find the overflow. An unbounded pool gets its memory's size. The host has no
+    memory map: any pool goes."""
+    if not is_mapped(board):
+        return pools
+    names = [m.name for m in board.memories]
+    usable = [m.name for m in board.memories if m.may_hold("workspace")]
+    checked = []
+    for pool in pools:
+        if pool.name not in names:
+            close = difflib.get_close_matches(pool.name, usable, n=1, cutoff=0.5)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(
+                f"pool '{pool.name}' is not a memory of board '{board.name}'; {hint}name the "
+                f"pool after the memory it lives in: {', '.join(usable)} (see 'aot boards')"
+            )
+        region = board.region(pool.name)
+        if not region.may_hold("workspace"):
+            raise ConfigError(
+                f"memory '{region.name}' of board '{board.name}' may not hold workspace (it "
+                f"holds {', '.join(region.holds)}); use one of {', '.join(usable)}"
+            )
+        if pool.size is not None and pool.size > region.size:
+            raise PlanningError(
+                f"pool '{pool.name}' ({pool.size} bytes) is larger than memory '{region.name}' "
+                f"of board '{board.name}' ({region.size} bytes): {pool.size - region.size} "
+                "bytes over; give a smaller --pool size or another memory"
+            )
+        checked.append(pool if pool.size is not None else replace(pool, size=region.size))
+    return tuple(checked)
+
+
+def accelerator_reach(board: Board, accelerators: Sequence[str]) -> Mapping[str, Sequence[str]]:
+    """Each --accelerator's target -> the board memories it reaches (its ``accelerators:``
+    entry); checked first: installed, not the CPU, and, unless it runs on the CPU, on the
+    board. A backend that runs on the CPU reaches what the CPU reaches: it is not listed."""
+    from aot.backends import CPU_TARGET, get_backend
+
+    reaches = {}
+    for name in accelerators:
+        if name == CPU_TARGET:
+            raise ConfigError(
+                "'cpu' is not an --accelerator: the CPU always takes what no accelerator takes"
+            )
+        backend = get_backend(name)
+        if backend.target != CPU_TARGET:
+            reaches[backend.target] = board.accelerator(name).memories
+    return MappingProxyType(reaches if is_mapped(board) else {})
+
+
+def _defaults_for_accelerators(
+    pools: tuple[PoolSpec, ...],
+    board: Board,
+    reaches: Mapping[str, Sequence[str]],
+    constants: str | None,
+) -> tuple[tuple[PoolSpec, ...], str | None]:
+    """When the user left the pools to aot (no --pool or --pool-file), choose them so
+    that ``--accelerator`` alone plans: an accelerator that reaches none of the board's
+    default pools gets a pool in the first memory it reaches that may hold workspace,
+    and, without --constants-memory, the constants go to the first memory that may hold
+    them and every accelerator reaches (weights an NPU reads must sit where it reads
+    them). A layout the user gave is kept, and what it leaves out of reach is an error
+    (or copies with --allow-copies); --constants-memory alone keeps the NPU's pool, so
+    moving the weights out of a full NPU memory is that option and --allow-copies."""
+    if not reaches:
+        return pools, constants
+    for memories in reaches.values():
+        if any(p.name in memories for p in pools):
+            continue
+        memory = next(
+            (m for m in board.memories if m.name in memories and m.may_hold("workspace")), None
+        )
+        if memory is not None:
+            pools = (*pools, PoolSpec(memory.name, memory.size))
+    shared = [
+        m.name
+        for m in board.memories
+        if m.may_hold("constants") and all(m.name in ms for ms in reaches.values())
+    ]
+    if constants is None:
+        constants = shared[0] if shared else None
+    return pools, constants

@@ -14,6 +14,7 @@ from aot.backends.example_npu import ExampleNpu, descriptor
 from aot.compiler import CompileOptions, compile_model
 from aot.frontend.tflite_int8 import import_tflite_int8
 from aot.partition import partition, region_operators
+from aot.planning.memory_map import MemoryMap
 from aot.planning.model import PoolSpec
 from aot.testing.shared import mlperf_tiny
 from aot.testing.tflite_builder import TFLiteModelBuilder
@@ -88,7 +89,9 @@ def test_descriptors_follow_the_importers_parameters() -> None:
 @pytest.mark.toolchain
 def test_emitted_library_compiles_with_the_device_model(tmp_path: Path) -> None:
     pools = (PoolSpec("workspace", None, ("cpu", "example_npu")),)  # both reach it
-    options = CompileOptions(name="kws", pools=pools, accelerators=("example_npu",))
+    options = CompileOptions(
+        name="kws", memory=MemoryMap(pools=pools), accelerators=("example_npu",)
+    )
     compile_model(mlperf_tiny("kws_ref_model"), tmp_path, options)
     src = tmp_path / "model" / "src"
     device_model = src / "backends" / "example_npu" / "example_npu.c"  # its own folder

@@ -139,3 +139,59 @@ def test_link_overflow_names_what_moves_and_never_pools_that_are_elsewhere() -> 
         "100 bytes over at link time; it holds the code; use a smaller model or a board with "
         "more memory"
     )
+
+
+AN386 = load_board("mps2_an386")
+HOST = load_board("host")
+
+
+def test_the_map_of_a_board_build_checks_and_fills_in_the_pools() -> None:
+    """What reaches what, from the board alone: the default pool, then the pool aot adds
+    for an accelerator that reaches none, the constants where every target reaches them."""
+    from aot.planning.model import PoolSpec
+
+    plain = MemoryMap.for_build(AN386, [])
+    assert plain.pools == (PoolSpec("ssram23", 4 * K * K, ("cpu",)),)
+    assert (plain.constants_memory, plain.constants_targets) == ("ssram1", ("cpu",))
+    assert plain.io_targets == ("cpu",) and plain.constants_requested is None
+
+    npu = MemoryMap.for_build(AN386, ["example_npu"])
+    assert [(p.name, p.targets) for p in npu.pools] == [
+        ("ssram23", ("cpu",)),
+        ("psram", ("cpu", "example_npu")),
+    ]
+    assert npu.constants_memory == npu.constants_requested == "psram"
+    assert npu.constants_targets == ("cpu", "example_npu") and npu.io_targets == ("cpu",)
+
+    # The user's pools are kept (an unbounded one gets its memory's size), with the
+    # accelerators that reach them.
+    given = MemoryMap.for_build(AN386, ["example_npu"], [PoolSpec("psram", None)])
+    assert given.pools == (PoolSpec("psram", 16 * K * K, ("cpu", "example_npu")),)
+    assert given.constants_memory == "ssram1" and given.constants_requested is None
+
+
+def test_the_host_has_no_memory_map() -> None:
+    from aot.planning.model import PoolSpec
+
+    host = MemoryMap.for_build(HOST, [], [PoolSpec("fast", 16 * K, ("cpu", "npu"))])
+    assert not host.mapped and host.pools == (PoolSpec("fast", 16 * K, ("cpu", "npu")),)
+    assert host.constants_targets is None and host.io_targets is None
+    assert host.constants_placement({"constants": {}}) is None
+    with pytest.raises(ConfigError, match=r"^--constants-memory needs a board with a memory map"):
+        MemoryMap.for_build(HOST, [], None, "sram").constants_placement({"constants": {}})
+
+
+def test_the_map_refuses_pools_and_accelerators_the_board_has_not() -> None:
+    from aot.planning.model import PoolSpec
+
+    with pytest.raises(ConfigError, match=r"^pool 'psrm' is not a memory of board 'mps2_an386'; "
+                       r"did you mean 'psram'"):  # fmt: skip
+        MemoryMap.for_build(AN386, [], [PoolSpec("psrm", None)])
+    with pytest.raises(ConfigError, match=r"^memory 'ssram1' of board 'mps2_an386' may not hold"):
+        MemoryMap.for_build(AN386, [], [PoolSpec("ssram1", None)])
+    with pytest.raises(PlanningError, match=r"^pool 'blockram' .* 16384 bytes over"):
+        MemoryMap.for_build(AN386, [], [PoolSpec("blockram", 32 * K)])
+    with pytest.raises(ConfigError, match=r"^'cpu' is not an --accelerator"):
+        MemoryMap.for_build(AN386, ["cpu"])
+    with pytest.raises(ConfigError, match=r"^board host has no accelerator 'example_npu'"):
+        MemoryMap.for_build(HOST, ["example_npu"])

@@ -27,6 +27,7 @@ from aot.frontend import import_model
 from aot.library import copy_runtime_headers, write_files
 from aot.lowering import lower
 from aot.partition import partition
+from aot.planning.memory_map import MemoryMap
 from aot.planning.model import PoolSpec
 from aot.planning.schedule import schedule
 from aot.testing.shared import mlperf_tiny
@@ -142,24 +143,30 @@ def _check_calls(lowered, executor: str, options: CompileOptions) -> None:
     constant only if its target reaches the constants: what a device checking its operand
     addresses would demand. (Bit-exactness alone would not notice a step reading the
     home buffer instead of its staging copy.)"""
-    reach = {p.name: set(p.targets) for p in options.pools}
+    reach = {p.name: set(p.targets) for p in options.memory.pools}
     calls = executor.split("  /* step ")[1:]
     assert len(calls) == len(lowered.steps)
     for step, text in zip(lowered.steps, calls, strict=True):
         body = text.split("*/", 1)[1].split("  /* ", 1)[0]
         pools = re.findall(r"aot_net_pool_(\w+) \+", body)
         assert all(step.target in reach[pool] for pool in pools), (step.index, body)
-        if options.constants_targets is not None and step.target not in options.constants_targets:
+        constants_targets = options.memory.constants_targets
+        if constants_targets is not None and step.target not in constants_targets:
             assert "aot_net_const_" not in body, (step.index, body)
 
 
 def _options(npu_pool: PoolSpec, allow_copies: bool) -> CompileOptions:
     pools = (PoolSpec("dtcm", None, CPU), npu_pool)
-    return CompileOptions(name="net", pools=pools, allow_copies=allow_copies)
+    return CompileOptions(name="net", memory=MemoryMap(pools=pools), allow_copies=allow_copies)
+
+
+def _with(options: CompileOptions, **memory) -> CompileOptions:
+    """``options`` with some of its memory map's fields replaced."""
+    return replace(options, memory=replace(options.memory, **memory))
 
 
 def _assert_reached(planned, options: CompileOptions) -> None:
-    targets = {p.name: set(p.targets) for p in options.pools}
+    targets = {p.name: set(p.targets) for p in options.memory.pools}
     for b in planned.buffers:
         assert set(b.targets) <= targets[planned.plan.placement(b.name).pool], b.name
 
@@ -190,11 +197,11 @@ def test_small_shared_pool_fails_or_copies_and_stays_bit_exact(resnet, tmp_path:
     # both reach (as on a board whose data memory the NPU reaches).
     small = PoolSpec("npu_sram", 32 * 1024, BOTH)
     with pytest.raises(PlanningError) as info:
-        plan_lowered(lowered, replace(_options(small, False), io_targets=BOTH))
+        plan_lowered(lowered, _with(_options(small, False), io_targets=BOTH))
     message = str(info.value)
     assert "pool 'npu_sram' (32768 bytes)" in message and "--allow-copies" in message
 
-    options = replace(_options(small, True), io_targets=BOTH)
+    options = _with(_options(small, True), io_targets=BOTH)
     planned = plan_lowered(lowered, options)
     _assert_reached(planned, options)
     assert planned.plan.pool_sizes["npu_sram"] <= 32 * 1024 and planned.plan.copies
@@ -271,7 +278,7 @@ def test_constants_out_of_reach_fail_or_are_staged(kws, tmp_path: Path) -> None:
     # tinynpu reads its weights and descriptor from the constants memory; say only the
     # CPU reaches it. tinyacc_begin checks the descriptor it is given, so a wrong staging
     # copy would fail the run.
-    options = replace(_options(PoolSpec("npu_sram", None, BOTH), False), constants_targets=CPU)
+    options = _with(_options(PoolSpec("npu_sram", None, BOTH), False), constants_targets=CPU)
     with pytest.raises(PlanningError) as info:
         plan_lowered(kws, options)
     message = str(info.value)
