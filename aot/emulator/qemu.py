@@ -29,9 +29,9 @@ from types import TracebackType
 from typing import IO
 
 from aot.boards import Board
+from aot.build.toolchain import qemu_system_arm
 from aot.device import process as device_process
 from aot.errors import ConfigError, DeviceError, ToolchainError
-from aot.toolchain import qemu_system_arm
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from aot.boards import Board
 from aot.errors import ConfigError
-from aot.linker import render_linker_script
 from aot.project import ProjectContext, pool_regions, template_hook
+from aot.project.linker import render_linker_script
 from aot.project.text import check_word, cmake_set
 
 FIRMWARE = "firmware"

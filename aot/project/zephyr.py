@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 
 from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError
-from aot.linker import render_zephyr_sections
 from aot.project import ProjectContext, pool_regions, template_hook
+from aot.project.linker import render_zephyr_sections
 from aot.project.text import cmake_set
 from aot.timing import DWT_CORES
 

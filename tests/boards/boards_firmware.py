@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from aot.boards import Board, load_all_boards
-from aot.linker import render_linker_script
+from aot.build.toolchain import build_with_make
 from aot.project.cmsis import cmsis_build_config, write_build_config
-from aot.toolchain import build_with_make
+from aot.project.linker import render_linker_script
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "aot" / "project" / "templates" / "cmsis"

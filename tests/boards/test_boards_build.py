@@ -19,9 +19,9 @@ from boards_firmware import (
 )
 
 from aot.boards import Board, Console, TickSource, load_board
+from aot.build.toolchain import build_with_make, elf_size
 from aot.errors import ToolchainError
-from aot.linker import render_linker_script
-from aot.toolchain import build_with_make, elf_size
+from aot.project.linker import render_linker_script
 
 pytestmark = pytest.mark.toolchain
 

@@ -8,7 +8,7 @@ import pytest
 
 from aot.boards import list_boards, load_board
 from aot.errors import ConfigError
-from aot.linker import render_linker_script, render_zephyr_sections
+from aot.project.linker import render_linker_script, render_zephyr_sections
 
 pytestmark = pytest.mark.unit
 

@@ -26,9 +26,9 @@ def _build(board_name: str, model: str, dest: Path) -> tuple[Board, Path]:
     for tool in ("arm-none-eabi-gcc", "qemu-system-arm", "make"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} not found")
-    from aot.linker import render_linker_script
+    from aot.build.toolchain import build_with_make
     from aot.project.cmsis import cmsis_build_config, write_build_config
-    from aot.toolchain import build_with_make
+    from aot.project.linker import render_linker_script
 
     board = load_board(board_name)
     shutil.copytree(REPO / "aot" / "project" / "templates" / "cmsis", dest)

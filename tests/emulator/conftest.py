@@ -12,10 +12,10 @@ import pytest
 from emulator_helpers import EXAMPLE_MODEL, REPO, ModelNeeds, model_path, require_tools
 
 from aot.boards import load_board
+from aot.build.toolchain import build_with_make
 from aot.errors import AotError
-from aot.linker import render_linker_script
 from aot.project.cmsis import cmsis_build_config, write_build_config
-from aot.toolchain import build_with_make
+from aot.project.linker import render_linker_script
 
 SILENT_C = Path(__file__).resolve().parent / "firmware" / "silent.c"
 

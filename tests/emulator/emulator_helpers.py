@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from aot.boards import Board, load_all_boards
-from aot.linker import DEFAULT_HEAP_SIZE, DEFAULT_STACK_SIZE
+from aot.project.linker import DEFAULT_HEAP_SIZE, DEFAULT_STACK_SIZE
 from aot.testing.shared import mlperf_tiny, shared_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def model_path(name: str) -> Path:
 
 def region_demand(board: Board, needs: ModelNeeds) -> dict[str, int]:
     """Bytes each memory region must hold with the cmsis template's default placement
-    (aot.project.cmsis.section_placements and aot.linker.render_linker_script): code and
+    (aot.project.cmsis.section_placements and aot.project.linker.render_linker_script): code and
     constants in their default regions, the single default pool in the default workspace
     region, .data/.bss (I/O arena, frame buffers) and heap in the data region, the stack
     in the stack region. The constants go to the first region that may hold them and

@@ -24,7 +24,7 @@ from aot.boards import load_board
 from aot.cli import main as aot_main
 from aot.emulator.qemu import qemu_children
 from aot.errors import AotError, DeviceError
-from aot.linker import DEFAULT_STACK_SIZE
+from aot.project.linker import DEFAULT_STACK_SIZE
 
 pytestmark = pytest.mark.emulator
 

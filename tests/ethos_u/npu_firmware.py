@@ -13,8 +13,8 @@ from pathlib import Path
 from aot.backends.ethos_u import driver, emit
 from aot.backends.ethos_u.vela import VelaResult
 from aot.boards import Board
-from aot.linker import render_linker_script
-from aot.toolchain import find_tool
+from aot.build.toolchain import find_tool
+from aot.project.linker import render_linker_script
 
 STARTUP = Path(driver.__file__).resolve().parents[2] / "project/templates/cmsis/startup"
 RUNTIME_INCLUDE = Path(driver.__file__).resolve().parents[2] / "runtime_c/include"

@@ -99,8 +99,8 @@ def test_float64_onnx_on_cortex_m(
 ) -> None:
     import subprocess
 
+    from aot.build.toolchain import arm_gcc
     from aot.library import read_metadata
-    from aot.toolchain import arm_gcc
 
     folder = check_board(model_path, tmp_path / board, board)
     elf = folder / read_metadata(folder)["build"]["executable"]

@@ -13,7 +13,7 @@ from aot.project import BUILD_TOOLS, TEMPLATES_DIR, available_templates, load_te
 pytestmark = pytest.mark.unit
 
 AOT = Path(__file__).resolve().parents[2] / "aot"
-LATER_STAGES = ("aot.toolchain", "aot.builder", "aot.runner", "aot.flash", "aot.device")
+LATER_STAGES = ("aot.build", "aot.runner", "aot.flash", "aot.device")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -33,7 +33,7 @@ def test_project_stage_imports_no_later_stage(path: Path) -> None:
 
 
 def test_build_stage_renders_no_project_files() -> None:
-    text = (AOT / "toolchain.py").read_text() + (AOT / "builder.py").read_text()
+    text = "".join(path.read_text() for path in sorted((AOT / "build").glob("*.py")))
     for renderer in ("csolution", "clayer", "render_config_mk", "render_zephyr", "prj.conf"):
         assert renderer not in text, renderer
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from aot.build.toolchain import find_tool
 from aot.library import RUNTIME_C_DIR
-from aot.toolchain import find_tool
 
 pytestmark = pytest.mark.toolchain
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aot.build.toolchain import find_tool
 from aot.codegen.executor import generate_sources
 from aot.compiler import CompileOptions, plan_lowered
 from aot.errors import PlanningError
@@ -32,7 +33,6 @@ from aot.planning.model import PoolSpec
 from aot.planning.schedule import schedule
 from aot.testing.shared import mlperf_tiny
 from aot.tir_to_c.printer import c_type
-from aot.toolchain import find_tool
 
 pytestmark = [pytest.mark.toolchain, pytest.mark.slow]
 

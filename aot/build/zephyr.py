@@ -25,7 +25,7 @@ def toolchain_environment(environ: dict[str, str] | None = None) -> dict[str, st
     env = dict(os.environ if environ is None else environ)
     if env.get("ZEPHYR_TOOLCHAIN_VARIANT") or env.get("ZEPHYR_SDK_INSTALL_DIR"):
         return env
-    from aot.toolchain import arm_gcc
+    from aot.build.toolchain import arm_gcc
 
     gcc = arm_gcc().resolve()
     env["ZEPHYR_TOOLCHAIN_VARIANT"] = "gnuarmemb"
@@ -170,13 +170,13 @@ def build(tree: ZephyrTree, board: Board, project: Path) -> ZephyrBuild:
 def build_output(output: Path, metadata: dict, board: Board, tree: ZephyrTree) -> dict:
     """Build the project of an ``aot build`` folder with ``tree``; what metadata.json
     records under ``build`` (as the cmsis template's make build)."""
-    from aot.builder import section_sizes
+    from aot.build.builder import section_sizes
 
     project = output / metadata["project"]["dir"]
     result = build(tree, board, project)
     sections, reserved = section_sizes(result.elf)
     # Zephyr's linker script names its read-only data section "rodata", without the dot
-    # aot.builder.section_sizes looks for: move it from text to rodata here.
+    # aot.build.builder.section_sizes looks for: move it from text to rodata here.
     rodata = zephyr_rodata_bytes(result.elf)
     if sections and rodata:
         sections = {**sections, "text": sections["text"] - rodata, "rodata": rodata}

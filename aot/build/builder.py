@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aot import toolchain
+from aot.build import toolchain
 from aot.errors import PlanningError, ToolchainError
 
 
