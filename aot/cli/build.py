@@ -169,7 +169,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def check_cross_compiler(board: Board, args: argparse.Namespace) -> None:
     """Fail before the model compile, not after, when the firmware cannot be built."""
-    from aot.build.toolchain import arm_gcc
+    from aot.building.toolchain import arm_gcc
     from aot.project import load_template
 
     template = args.template or board.templates[0]
@@ -221,7 +221,7 @@ def backend_options(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from aot.boards import load_board
-    from aot.build.builder import MemoryOverflowError, build_project
+    from aot.building.builder import MemoryOverflowError, build_project
     from aot.compiler import CompileOptions, compile_model, model_name_from_path
     from aot.errors import PlanningError
     from aot.library import staged_output, write_metadata
@@ -247,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
     output = Path(args.output)
     check_cross_compiler(board, args)
-    from aot.build.zephyr import build_output
+    from aot.building.zephyr import build_output
     from aot.project.zephyr_tree import tree_for_build
 
     template = args.template or board.templates[0]

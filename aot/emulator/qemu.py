@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import IO
 
 from aot.boards import Board
-from aot.build.toolchain import qemu_system_arm
+from aot.building.toolchain import qemu_system_arm
 from aot.device import process as device_process
 from aot.errors import ConfigError, DeviceError, ToolchainError
 

@@ -78,7 +78,7 @@ def check_config(config: ServeConfig) -> Any:
         option = "--port" if config.serial_port else "--runner"
         raise ConfigError(f"board '{board.name}' is {kind}: nothing to flash, drop {option}")
     if board.emulated:
-        from aot.build.toolchain import qemu_system_arm
+        from aot.building.toolchain import qemu_system_arm
 
         qemu_system_arm()  # a missing QEMU is named now, not at the first job
     if not config.rpc_port <= config.rpc_port_end or not 0 < config.rpc_port < 65536:

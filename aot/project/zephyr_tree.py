@@ -1,5 +1,5 @@
 """A Zephyr tree to build zephyr-template projects with: its version and the board names of
-that version (the build itself is the build stage's: aot/build/zephyr.py).
+that version (the build itself is the build stage's: aot/building/zephyr.py).
 
 Zephyr renamed its boards twice: hardware model v2 (Zephyr 3.7) turned ``mps2_an385`` into
 ``mps2/an385``, and 4.0 moved Corstone-300 boards under ``mps3/corstone300/``. A board's

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aot.boards import Board, load_all_boards
-from aot.build.toolchain import build_with_make
+from aot.building.toolchain import build_with_make
 from aot.project.cmsis import cmsis_build_config, write_build_config
 from aot.project.linker import render_linker_script
 

@@ -19,7 +19,7 @@ from boards_firmware import (
 )
 
 from aot.boards import Board, Console, TickSource, load_board
-from aot.build.toolchain import build_with_make, elf_size
+from aot.building.toolchain import build_with_make, elf_size
 from aot.errors import ToolchainError
 from aot.project.linker import render_linker_script
 

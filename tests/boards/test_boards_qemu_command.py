@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aot.boards import load_board
-from aot.build.toolchain import arm_gcc, qemu_system_arm
+from aot.building.toolchain import arm_gcc, qemu_system_arm
 from aot.cli import main
 from aot.emulator.qemu import QemuInstance, qemu_command
 from aot.errors import ConfigError, ToolchainError

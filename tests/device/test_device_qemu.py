@@ -26,7 +26,7 @@ def _build(board_name: str, model: str, dest: Path) -> tuple[Board, Path]:
     for tool in ("arm-none-eabi-gcc", "qemu-system-arm", "make"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} not found")
-    from aot.build.toolchain import build_with_make
+    from aot.building.toolchain import build_with_make
     from aot.project.cmsis import cmsis_build_config, write_build_config
     from aot.project.linker import render_linker_script
 

@@ -12,7 +12,7 @@ import pytest
 from emulator_helpers import EXAMPLE_MODEL, REPO, ModelNeeds, model_path, require_tools
 
 from aot.boards import load_board
-from aot.build.toolchain import build_with_make
+from aot.building.toolchain import build_with_make
 from aot.errors import AotError
 from aot.project.cmsis import cmsis_build_config, write_build_config
 from aot.project.linker import render_linker_script

@@ -1,5 +1,5 @@
 """Missing cross compiler or emulator: `aot build` and `aot run` end with one line naming
-the program and how to install it (aot.build.toolchain.INSTALL_HINTS), and exit code 6.
+the program and how to install it (aot.building.toolchain.INSTALL_HINTS), and exit code 6.
 
 PATH is replaced by a folder mirroring every program on it except arm-none-eabi-* and
 qemu-system-*, so make, sh and the rest still work as on a machine without the Arm
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from emulator_helpers import EXAMPLE_INPUT, EXAMPLE_MODEL, path_without
 
-from aot.build.toolchain import INSTALL_HINTS
+from aot.building.toolchain import INSTALL_HINTS
 from aot.cli import main as aot_main
 from aot.errors import ToolchainError
 

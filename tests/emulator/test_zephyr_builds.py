@@ -16,7 +16,7 @@ import pytest
 from emulator_helpers import require_tools
 
 from aot.boards import load_board
-from aot.build.zephyr import build
+from aot.building.zephyr import build
 from aot.errors import ToolchainError
 from aot.project.zephyr_tree import ZephyrTree, ZephyrVersion, find_tree
 from aot.testing.shared import SharedDataMissing, mlperf_tiny, shared_path

@@ -110,7 +110,7 @@ def test_project_files_are_right_for_the_board(zephyr_project, capsys) -> None:
 
 def test_sources_compile_for_the_board_core(zephyr_project, tmp_path) -> None:
     require_tools("arm-none-eabi-gcc")
-    from aot.build.toolchain import arm_gcc
+    from aot.building.toolchain import arm_gcc
 
     board, out, _ = zephyr_project
     project = out / "project"

@@ -13,7 +13,7 @@ from pathlib import Path
 from aot.backends.ethos_u import driver, emit
 from aot.backends.ethos_u.vela import VelaResult
 from aot.boards import Board
-from aot.build.toolchain import find_tool
+from aot.building.toolchain import find_tool
 from aot.project.linker import render_linker_script
 
 STARTUP = Path(driver.__file__).resolve().parents[2] / "project/templates/cmsis/startup"

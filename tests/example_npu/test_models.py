@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from aot.boards import load_board
-from aot.build.builder import run_make
+from aot.building.builder import run_make
 from aot.errors import AotError
 from aot.library import read_metadata
 from aot.testing import run_tflite_reference

@@ -188,7 +188,7 @@ def run_cases(
     cases: Sequence[KernelCase], isa: str, workdir: Path, timeout: float = 300.0
 ) -> list[np.ndarray]:
     """Every case's output from its ISA's kernel on QEMU, in order."""
-    from aot.build.toolchain import arm_gcc, qemu_system_arm
+    from aot.building.toolchain import arm_gcc, qemu_system_arm
 
     core = CORES[isa]
     variants = [select(c.info, (isa,)) for c in cases]

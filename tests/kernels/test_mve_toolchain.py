@@ -75,7 +75,7 @@ SECTIONS { .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) } > ITCM
 
 
 def test_gcc_and_qemu_run_the_helium_intrinsics(tmp_path: Path) -> None:
-    from aot.build.toolchain import arm_gcc, qemu_system_arm
+    from aot.building.toolchain import arm_gcc, qemu_system_arm
 
     (tmp_path / "t.c").write_text(PROGRAM)
     (tmp_path / "l.ld").write_text(LINK)

@@ -99,7 +99,7 @@ def test_float64_onnx_on_cortex_m(
 ) -> None:
     import subprocess
 
-    from aot.build.toolchain import arm_gcc
+    from aot.building.toolchain import arm_gcc
     from aot.library import read_metadata
 
     folder = check_board(model_path, tmp_path / board, board)

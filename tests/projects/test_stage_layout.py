@@ -13,7 +13,7 @@ from aot.project import BUILD_TOOLS, TEMPLATES_DIR, available_templates, load_te
 pytestmark = pytest.mark.unit
 
 AOT = Path(__file__).resolve().parents[2] / "aot"
-LATER_STAGES = ("aot.build", "aot.runner", "aot.flash", "aot.device")
+LATER_STAGES = ("aot.building", "aot.runner", "aot.flash", "aot.device")
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -12,7 +12,7 @@ import yaml
 from projects_helpers import aot, shared
 
 from aot.boards import load_all_boards, load_board
-from aot.build.zephyr import build_steps, first_error
+from aot.building.zephyr import build_steps, first_error
 from aot.errors import ConfigError
 from aot.project import ProjectContext
 from aot.project.zephyr import render_sample_yaml

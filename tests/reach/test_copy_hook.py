@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aot.build.toolchain import find_tool
+from aot.building.toolchain import find_tool
 from aot.library import RUNTIME_C_DIR
 
 pytestmark = pytest.mark.toolchain

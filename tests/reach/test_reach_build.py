@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aot.build.toolchain import find_tool
+from aot.building.toolchain import find_tool
 from aot.codegen.executor import generate_sources
 from aot.compiler import CompileOptions, plan_lowered
 from aot.errors import PlanningError
