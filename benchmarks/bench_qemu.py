@@ -1,23 +1,32 @@
-"""Instructions per inference, stack and section sizes of the MLPerf Tiny models on the
-emulated boards (QEMU, cmsis template, default options).
+"""Instructions per inference, memory and section sizes of aot and TensorFlow Lite Micro on
+the emulated boards (QEMU, cmsis template, default options).
 
-    python benchmarks/run.py qemu
+    python3 benchmarks/run.py qemu                       the MLPerf Tiny models, every board
+    python3 benchmarks/run.py qemu --model a.tflite      any .tflite (repeatable)
+    python3 benchmarks/run.py qemu --board mps2_an386    one board (repeatable)
+    python3 benchmarks/run.py qemu --versus none         aot only
 
 Each model is built with `aot build MODEL --board BOARD` (the default `--kernels auto`:
 the fastest kernels the board has, docs/kernels.md) and again with `--kernels tvm`
-(TVM's generated kernels, the reference) for comparison, and run on its reference input
-as `aot run` does (aot.runner.run_model). On mps2_an386 the TFLite Micro figures of
-issue 11 (same QEMU, TFLM's release flags, arm-none-eabi-gcc 12.2) stand beside them.
-Time is QEMU's -icount instruction count (time_per_run with unit "instructions",
-resolution one FPGAIO tick = 40 or 50 instructions), not cycles: QEMU does not model
-pipelines, caches or wait states. The numbers are deterministic: a re-run gives the same
-ones. A model that does not fit a board's memories is left out and named in the last row.
+(TVM's generated kernels, the reference), and run on its input as `aot run` does
+(aot.runner.run_model). With `--versus tflm` (the default) TensorFlow Lite Micro runs the
+same model on the same input on the same board, with its reference kernels and with
+CMSIS-NN (benchmarks/tflm_peer.py: the library built here, the runner linked with aot's
+startup, port and tick counter). Time is QEMU's -icount instruction count (one FPGAIO
+tick = 40 or 50 instructions), not cycles: QEMU does not model pipelines, caches or wait
+states. The numbers are deterministic: a re-run gives the same ones. A model that does not
+fit a board's memories is left out and named in the last row.
+
+The input is X.input.npy beside X.tflite, else seeded random values; the expected output
+X.output.npy, else LiteRT's reference kernels on that input. `bit_exact` is aot against
+that; `tflm_bit_exact` is aot against both TFLM builds.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -28,93 +37,217 @@ ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
 REPEATS = 2  # both runs must count the same instructions; checked below
+RANDOM_SEED = 1
+VERSUS = ("tflm", "none")
 
 
-# Instructions per inference on mps2_an386 measured for issue 11: TFLM with its reference
-# kernels, TFLM with CMSIS-NN, and the target (0.7x TFLM + CMSIS-NN).
-TFLM_AN386 = {
-    "kws_ref_model": (43_040_000, 7_700_000, 5_390_000),
-    "vww_96_int8": (100_250_000, 24_100_000, 16_870_000),
-    "pretrainedResnet_quant": (107_400_000, 29_870_000, 20_910_000),
-    "ad01_int8": (1_950_000, 580_000, 410_000),
-}
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
-def instructions(model: str, board_name: str, folder: Path, kernels: str) -> tuple[dict, dict]:
-    """(run report as JSON, metadata) of one build with ``--kernels kernels``."""
+def default_models() -> list[Path]:
+    return [MODELS_DIR / f"{model}.tflite" for model in MODELS]
+
+
+def model_inputs(model: Path, metadata: dict) -> list[np.ndarray]:
+    """X.input.npy beside the model, else one seeded random input per model input."""
+    beside = model.with_suffix(".input.npy")
+    if beside.is_file():
+        return [np.load(beside)]
+    from aot.testing.harness import random_inputs
+
+    return random_inputs(metadata["inputs"], 1, seed=RANDOM_SEED)[0]
+
+
+def expected_outputs(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """X.output.npy beside the model, else LiteRT's reference kernels on ``inputs``."""
+    beside = model.with_suffix(".output.npy")
+    if beside.is_file():
+        return [np.load(beside)]
+    from aot.testing.reference import run_tflite_reference
+
+    return list(run_tflite_reference(model, inputs))
+
+
+def aot_run(model: Path, board_name: str, folder: Path, kernels: str) -> tuple[dict, dict, list]:
+    """(run report as JSON, metadata, outputs) of one build with ``--kernels kernels``."""
     from aot.library import read_metadata
     from aot.runner import run_model
     from aot.testing.harness import build
 
-    build(MODELS_DIR / f"{model}.tflite", folder, board_name, "--kernels", kernels)
+    build(model, folder, board_name, "--kernels", kernels)
     metadata = read_metadata(folder)
-    x = np.load(MODELS_DIR / f"{model}.input.npy")
-    report = run_model(folder, [x], repeats=REPEATS, timeout=600.0)
+    inputs = model_inputs(model, metadata)
+    report = run_model(folder, inputs, repeats=REPEATS, timeout=600.0)
     document = report.to_json(metadata)
     if document["time_min"] != document["time_max"]:
-        raise RuntimeError(f"{model} on {board_name}: runs differ: {document}")
-    exact = np.array_equal(report.outputs[0], np.load(MODELS_DIR / f"{model}.output.npy"))
-    return {**document, "bit_exact": exact}, metadata
+        raise RuntimeError(f"{model.stem} on {board_name}: runs differ: {document}")
+    if document["time_unit"] != "instructions":
+        raise RuntimeError(f"{board_name}: expected instructions, got {document['time_unit']}")
+    outputs = list(report.outputs)
+    expected = expected_outputs(model, inputs)
+    exact = len(outputs) == len(expected) and all(
+        np.array_equal(a, b) for a, b in zip(outputs, expected, strict=True)
+    )
+    return {**document, "bit_exact": exact, "inputs": inputs}, metadata, outputs
 
 
-def measure(model: str, board_name: str, folder: Path) -> dict:
+def compare(aot_outputs: list[np.ndarray], tflm_outputs: Sequence[bytes]) -> int | None:
+    """Largest difference between aot's and TFLM's outputs (0: bit-exact), None if their
+    shapes differ."""
+    if len(aot_outputs) != len(tflm_outputs):
+        return None
+    largest = 0
+    for ours, raw in zip(aot_outputs, tflm_outputs, strict=True):
+        if len(raw) != ours.nbytes:
+            return None
+        theirs = np.frombuffer(raw, dtype=ours.dtype).reshape(ours.shape)
+        if ours.dtype.kind in "iu":
+            diff = int(np.max(np.abs(ours.astype(np.int64) - theirs.astype(np.int64)), initial=0))
+        else:
+            diff = 0 if np.array_equal(ours, theirs) else 1
+        largest = max(largest, diff)
+    return largest
+
+
+def measure(model: Path, board_name: str, folder: Path, versus: str) -> dict:
     from aot.boards import load_board
 
     board = load_board(board_name)
-    tvm, _ = instructions(model, board_name, folder.with_name(folder.name + "_tvm"), "tvm")
-    document, metadata = instructions(model, board_name, folder, "auto")
-    if document["time_unit"] != "instructions":
-        raise RuntimeError(f"{board_name}: expected instructions, got {document['time_unit']}")
-    tflm = TFLM_AN386.get(model) if board_name == "mps2_an386" else None
+    name = model.stem
+    log(f"  {name} on {board_name}: aot --kernels tvm")
+    tvm, _, _ = aot_run(model, board_name, folder.with_name(folder.name + "_tvm"), "tvm")
+    log(f"  {name} on {board_name}: aot --kernels auto")
+    document, metadata, outputs = aot_run(model, board_name, folder, "auto")
+    peers = {}
+    if versus == "tflm":
+        import tflm_peer
+
+        for kernels in tflm_peer.KERNELS:
+            log(f"  {name} on {board_name}: TFLM with {kernels.replace('_', '-')} kernels")
+            peers[kernels] = tflm_peer.measure(
+                model, board, kernels, document["inputs"], folder.with_name(f"tflm_{kernels}")
+            )
     sections = document["sections"]
-    return {
-        "model": model,
+    instructions = document["time_per_run"]
+    row = {
+        "model": name,
         "board": board_name,
         "core": f"{board.core} (fpu {board.features.fpu})",
         "kernels": ",".join(metadata["kernels"]["isas"]) or "tvm",
-        "instructions": document["time_per_run"],
+        "instructions": instructions,
         "instructions_tvm": tvm["time_per_run"],
-        "vs_tvm": round(document["time_per_run"] / tvm["time_per_run"], 3),
-        "tflm_reference": tflm[0] if tflm else "",
-        "tflm_cmsis_nn": tflm[1] if tflm else "",
-        "target": tflm[2] if tflm else "",
+        "vs_tvm": round(instructions / tvm["time_per_run"], 3),
+    }
+    if peers:
+        reference, cmsis_nn = peers["reference"], peers["cmsis_nn"]
+        diffs = [compare(outputs, peer.outputs) for peer in peers.values()]
+        row |= {
+            "tflm_reference": reference.instructions,
+            "tflm_cmsis_nn": cmsis_nn.instructions,
+            "vs_tflm_cmsis_nn": round(instructions / cmsis_nn.instructions, 3),
+            "workspace_bytes": document["workspace_bytes"],
+            "tflm_arena_bytes": cmsis_nn.arena_used_bytes,
+            "tflm_reference_arena_bytes": reference.arena_used_bytes,
+            "text": sections["text"],
+            "tflm_text": cmsis_nn.text_bytes,
+            "constants_bytes": metadata["constants"]["bytes"],
+            "tflm_model_bytes": cmsis_nn.model_bytes,
+            "bit_exact": document["bit_exact"] and tvm["bit_exact"],
+            "tflm_bit_exact": all(d == 0 for d in diffs),
+            "tflm_max_diff": max((d for d in diffs if d is not None), default="n/a")
+            if None not in diffs
+            else "shapes differ",
+        }
+    else:
+        row |= {
+            "workspace_bytes": document["workspace_bytes"],
+            "text": sections["text"],
+            "constants_bytes": metadata["constants"]["bytes"],
+            "bit_exact": document["bit_exact"] and tvm["bit_exact"],
+        }
+    row |= {
         "peak_stack_bytes": document["peak_stack_bytes"],
         "model_stack_bytes": document["model_stack_bytes"],
-        "text": sections["text"],
         "text_tvm": tvm["sections"]["text"],
         "rodata": sections["rodata"],
         "data": sections["data"],
         "bss": sections["bss"],
-        "workspace_bytes": document["workspace_bytes"],
         "workspace_bytes_tvm": tvm["workspace_bytes"],
-        "bit_exact": document["bit_exact"] and tvm["bit_exact"],
     }
+    return row
 
 
-def run() -> tuple[str, list[dict]]:
+def run(
+    models: Sequence[Path] | None = None,
+    boards: Sequence[str] | None = None,
+    versus: str = "tflm",
+) -> tuple[str, list[dict]]:
     from aot.boards import load_all_boards
     from aot.errors import PlanningError
 
-    boards = [board.name for board in load_all_boards() if board.emulated]
+    if versus not in VERSUS:
+        raise SystemExit(f"--versus {versus!r} is not one of {', '.join(VERSUS)}")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    emulated = [board.name for board in load_all_boards() if board.emulated]
+    unknown = sorted(set(boards or ()) - set(emulated))
+    if unknown:
+        raise SystemExit(f"not an emulated board: {', '.join(unknown)} ({', '.join(emulated)})")
+    chosen = [name for name in emulated if not boards or name in boards]
+    paths = [Path(m) for m in models] if models else default_models()
     rows: list[dict] = []
     left_out: list[str] = []
     with tempfile.TemporaryDirectory(prefix="aot-bench-qemu-") as tmp:
-        for model in MODELS:
-            for board_name in boards:
-                print(f"  {model} on {board_name}", file=sys.stderr, flush=True)
+        for model in paths:
+            for board_name in chosen:
+                log(f"qemu: {model.stem} on {board_name}")
                 try:
-                    rows.append(measure(model, board_name, Path(tmp) / model / board_name))
+                    folder = Path(tmp) / model.stem / board_name / "aot"
+                    rows.append(measure(model, board_name, folder, versus))
                 except PlanningError as err:
-                    left_out.append(f"{model} on {board_name}: {err}")
+                    left_out.append(f"{model.stem} on {board_name}: {err}")
     if left_out:
-        print("does not fit:\n  " + "\n  ".join(left_out), file=sys.stderr)
+        log("does not fit:\n  " + "\n  ".join(left_out))
         blank = dict.fromkeys(rows[0], "") if rows else {}
         rows.append({**blank, "model": "does not fit", "board": "; ".join(left_out)})
+    peer = " against TensorFlow Lite Micro (reference kernels, CMSIS-NN)"
+    peer = peer if versus == "tflm" else ""
     return (
-        "QEMU: instructions per inference (default --kernels auto, and --kernels tvm), "
-        "stack and sections (cmsis template, -O2)",
+        "QEMU: instructions per inference (default --kernels auto, and --kernels tvm)"
+        f"{peer}, memory, stack and sections (cmsis template, -O2)",
         rows,
     )
+
+
+def speed_sentence(rows: list[dict]) -> str | None:
+    """The README's sentence on aot against TFLM + CMSIS-NN, from the measured rows of the
+    four MLPerf Tiny models (None when the rows are not those)."""
+    measured = [r for r in rows if r.get("tflm_cmsis_nn") not in (None, "")]
+    if sorted({r["model"] for r in measured}) != sorted(MODELS):
+        return None
+    per_board = []
+    for board in dict.fromkeys(r["board"] for r in measured):
+        ratios = [r["vs_tflm_cmsis_nn"] for r in measured if r["board"] == board]
+        core = next(r["core"] for r in measured if r["board"] == board).split()[0]
+        per_board.append(f"{min(ratios):.2f}-{max(ratios):.2f}x on `{board}` ({core})")
+    exact = [r for r in measured if r["tflm_bit_exact"]]
+    differ = sorted({r["model"] for r in measured if not r["tflm_bit_exact"]})
+    ram = all(r["workspace_bytes"] < r["tflm_arena_bytes"] for r in measured)
+    sentence = (
+        "Under QEMU the MLPerf Tiny models take "
+        + ", ".join(per_board)
+        + " the instructions of TensorFlow Lite Micro with CMSIS-NN, measured in the same run"
+        f" on the same boards (`python3 benchmarks/run.py qemu`); the outputs of both are"
+        f" identical on {len(exact)} of {len(measured)} model/board pairs"
+    )
+    if differ:
+        sentence += (
+            f" ({', '.join(differ)}: TFLite Micro rounds FULLY_CONNECTED twice, LiteRT and"
+            " aot once, docs/int8.md)"
+        )
+    if ram:
+        sentence += ", and aot's workspace is below TFLite Micro's arena on all of them"
+    return sentence + " (`docs/benchmarks.md`)."
 
 
 if __name__ == "__main__":

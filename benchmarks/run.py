@@ -2,12 +2,16 @@
 
     python benchmarks/run.py                 all sections
     python benchmarks/run.py compile         one section
+    python benchmarks/run.py qemu --model a.tflite --model b.tflite   other models
+    python benchmarks/run.py qemu --board mps2_an386                  one board
+    python benchmarks/run.py qemu --versus none                       aot without its peer
 
 Sections (each a module benchmarks/bench_<name>.py with ``run() -> (title, rows)``):
   compile   compile time, constants, workspace and generated C lines per model
   memory    int8 constants and workspace next to the TFLite Micro arena
   planners  workspace per model and planning algorithm, ratio to the lower bound
-  qemu      instructions per inference, stack and section sizes on the emulated boards
+  qemu      instructions per inference, memory, stack and section sizes on the emulated
+            boards, aot against TensorFlow Lite Micro built here (reference, CMSIS-NN)
   zephyr    the same under Zephyr 3.4.99 (../shared/zephyr) against the cmsis template
   zephyr_profile  vww's per-operator shares on mps2_an385, cmsis against Zephyr
 Results are deterministic except wall-clock times. Under QEMU, time is counted in
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import platform
 import re
@@ -64,9 +69,11 @@ def compile_section() -> tuple[str, list[dict]]:
 
 
 def _section(name: str) -> Section:
-    def run() -> tuple[str, list[dict]]:
+    def run(**options: object) -> tuple[str, list[dict]]:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        return importlib.import_module(f"bench_{name}").run()
+        section = importlib.import_module(f"bench_{name}").run
+        accepted = inspect.signature(section).parameters
+        return section(**{k: v for k, v in options.items() if k in accepted})
 
     return run
 
@@ -78,13 +85,25 @@ for _name in ("memory", "planners", "qemu", "zephyr", "zephyr_profile"):
 
 
 def markdown_table(rows: list[dict]) -> str:
+    """Every column any row has, in first-seen order; a row without one leaves it blank."""
     if not rows:
         return "(no rows)\n"
-    headers = list(rows[0])
+    headers = list(dict.fromkeys(h for row in rows for h in row))
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in rows:
-        lines.append("| " + " | ".join(str(row[h]) for h in headers) + " |")
+        lines.append("| " + " | ".join(str(row.get(h, "")) for h in headers) + " |")
     return "\n".join(lines) + "\n"
+
+
+def board_order(rows: list[dict]) -> list[dict]:
+    """QEMU rows by model (MODELS order, then others), then board name; 'does not fit' last."""
+
+    def key(row: dict) -> tuple:
+        model = row["model"]
+        rank = MODELS.index(model) if model in MODELS else len(MODELS)
+        return (model == "does not fit", rank, model, row["board"])
+
+    return sorted(rows, key=key)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,15 +113,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "sections", nargs="*", metavar="SECTION", help="sections to run (default: all)"
     )
+    parser.add_argument(
+        "--model",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="a .tflite file instead of the MLPerf Tiny models (repeatable; qemu section); "
+        "the documents are written only for the MLPerf Tiny models",
+    )
+    parser.add_argument(
+        "--board",
+        action="append",
+        metavar="NAME",
+        help="only this emulated board (repeatable; qemu section): its rows replace the "
+        "board's rows in the documents, the other boards' stay",
+    )
+    parser.add_argument(
+        "--versus",
+        choices=("tflm", "none"),
+        default="tflm",
+        help="the peer of the qemu section: TensorFlow Lite Micro built here (default), or none",
+    )
     args = parser.parse_args(argv)
     chosen = args.sections or list(SECTIONS)
+    unknown = [name for name in chosen if name not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section {', '.join(unknown)}; sections: {', '.join(SECTIONS)}")
+    options = {"models": args.model, "boards": args.board, "versus": args.versus}
+    if args.model:
+        for name in chosen:
+            print(f"benchmark: {name}", file=sys.stderr, flush=True)
+            print(markdown_table(SECTIONS[name](**options)[1]))
+        return 0
     json_path = DOCS / "benchmarks.json"
     results = json.loads(json_path.read_text()) if json_path.is_file() else {}
     for name in chosen:
         print(f"benchmark: {name}", file=sys.stderr, flush=True)
-        title, rows = SECTIONS[name]()
-        results[name] = {"title": title, "rows": rows}
+        title, rows = SECTIONS[name](**options)
         print(markdown_table(rows))
+        if name == "qemu" and args.board:
+            before = results.get(name, {}).get("rows", [])
+            rows = board_order([r for r in before if r["board"] not in args.board] + rows)
+        results[name] = {"title": title, "rows": rows}
+        if name == "qemu":
+            update_readme(rows)
     results["_machine"] = {
         "python": platform.python_version(),
         "machine": platform.machine(),
@@ -125,12 +179,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-BLOCK = re.compile(r"^<!-- (\w+): generated by .*?^<!-- \1: end -->\n", re.M | re.S)
+README = ROOT / "README.md"
+README_BLOCK = re.compile(
+    r"(<!-- qemu-ratio: generated by benchmarks/run.py qemu -->\n).*?(<!-- qemu-ratio: end -->)",
+    re.S,
+)
+
+
+def update_readme(rows: list[dict]) -> None:
+    """The README's sentence on aot against TFLite Micro, from the measured rows."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sentence = importlib.import_module("bench_qemu").speed_sentence(rows)
+    text = README.read_text()
+    if sentence is None or not README_BLOCK.search(text):
+        return
+    README.write_text(README_BLOCK.sub(lambda m: m.group(1) + sentence + "\n" + m.group(2), text))
+
+
+BLOCK = re.compile(
+    r"^<!-- (\w+): (?:generated by|written by hand).*?^<!-- \1: end -->\n", re.M | re.S
+)
 
 
 def kept_blocks(page: str) -> list[str]:
     """Sections other scripts own (``<!-- name: generated by ... -->`` up to
-    ``<!-- name: end -->``, e.g. benchmarks/bench_operators.py): kept as they are."""
+    ``<!-- name: end -->``, e.g. benchmarks/bench_operators.py) and notes written by hand
+    (``<!-- name: written by hand ... -->``): kept as they are."""
     return [match.group(0) for match in BLOCK.finditer(page)]
 
 

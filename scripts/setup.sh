@@ -5,8 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # cmake .. gperf: Zephyr builds of --template zephyr projects (the test tier tests/zephyr).
+# libstdc++-arm-none-eabi-newlib: TensorFlow Lite Micro, the benchmarks' peer
+# (benchmarks/tflm_peer.py), is C++.
 DEBIAN_PACKAGES=(make gcc gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-                 qemu-system-arm cmake ninja-build device-tree-compiler gperf)
+                 qemu-system-arm cmake ninja-build device-tree-compiler gperf
+                 libstdc++-arm-none-eabi-newlib)
 
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
@@ -27,6 +30,7 @@ PYTHON="${PYTHON:-python3}"
 installed_from=$(cd / && "$PYTHON" -c 'import os, aot, tvm, tflite, onnx, onnxruntime, yaml
 import ai_edge_litert, jsonschema, serial, flatbuffers, xdist
 import cmsis_pack_manager, xmlschema, tornado, psutil, ethosu.vela, elftools, pykwalify, west
+import PIL
 print(os.path.dirname(os.path.dirname(os.path.realpath(aot.__file__))))' 2>/dev/null || true)
 if [ "$installed_from" != "$(pwd -P)" ]; then
   echo "setup: installing the aot Python package and its dependencies"

@@ -9,7 +9,8 @@
  *
  * Prints text lines, nothing else, then sleeps:
  *   tflm ready
- *   tflm arena_bytes <the arena given> arena_used <arena_used_bytes()>
+ *   tflm arena_bytes <smallest arena that allocates> arena_used <arena_used_bytes()>
+ *        arena_given <the whole arena>
  *   tflm ticks_per_second <n>
  *   tflm ticks <ticks of one Invoke()>          (AOT_TFLM_RUNS lines)
  *   tflm output <index> <bytes as hex>
@@ -19,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <new>
 
 #include "aot/platform.h"
 #include "tensorflow/lite/micro/cortex_m_generic/debug_log_callback.h"
@@ -73,6 +76,25 @@ void put_log(const char* text) {
   put("\n");
 }
 
+/* The interpreter lives in static storage, so it can be made again with another arena
+ * size (placement new, then its destructor). */
+alignas(tflite::MicroInterpreter) uint8_t g_storage[sizeof(tflite::MicroInterpreter)];
+tflite::MicroInterpreter* g_interpreter = nullptr;
+
+/* A new interpreter over the first `bytes` of the arena; true when AllocateTensors took. */
+bool allocate(const tflite::Model* model, const tflite::MicroOpResolver& resolver, size_t bytes,
+              size_t* used) {
+  if (g_interpreter != nullptr) {
+    g_interpreter->~MicroInterpreter();
+  }
+  g_interpreter = new (g_storage) tflite::MicroInterpreter(model, resolver, aot_tflm_arena, bytes);
+  if (g_interpreter->AllocateTensors() != kTfLiteOk) {
+    return false;
+  }
+  *used = g_interpreter->arena_used_bytes();
+  return true;
+}
+
 [[noreturn]] void finish(const char* step, int status) {
   if (step != nullptr) {
     put("tflm error ");
@@ -106,16 +128,38 @@ int main(void) {
   if (failed != 0) {
     finish("operator", failed);
   }
-  static tflite::MicroInterpreter interpreter(model, resolver, aot_tflm_arena,
-                                              aot_tflm_arena_bytes);
-  TfLiteStatus status = interpreter.AllocateTensors();
-  if (status != kTfLiteOk) {
-    finish("allocate", status);
+  /* The whole arena first; then the smallest arena (16-byte steps) AllocateTensors takes,
+   * by bisection between arena_used_bytes() and the whole: AllocateTensors needs more
+   * than what it reports used (temporary allocations), and an application must give it
+   * that much. The measured interpreter is the one with the smallest arena. */
+  size_t used = 0;
+  if (!allocate(model, resolver, aot_tflm_arena_bytes, &used)) {
+    finish("allocate", static_cast<int>(aot_tflm_arena_bytes));
   }
+  size_t fails = used & ~static_cast<size_t>(15u);
+  size_t works = aot_tflm_arena_bytes;
+  if (allocate(model, resolver, fails, &used)) {
+    works = fails;
+  } else {
+    while (works - fails > 16u) {
+      const size_t middle = (fails + (works - fails) / 2u) & ~static_cast<size_t>(15u);
+      if (allocate(model, resolver, middle, &used)) {
+        works = middle;
+      } else {
+        fails = middle;
+      }
+    }
+  }
+  if (!allocate(model, resolver, works, &used)) {
+    finish("allocate", static_cast<int>(works));
+  }
+  tflite::MicroInterpreter& interpreter = *g_interpreter;
   put("tflm arena_bytes ");
-  put_uint(static_cast<uint32_t>(aot_tflm_arena_bytes));
+  put_uint(static_cast<uint32_t>(works));
   put(" arena_used ");
-  put_uint(static_cast<uint32_t>(interpreter.arena_used_bytes()));
+  put_uint(static_cast<uint32_t>(used));
+  put(" arena_given ");
+  put_uint(static_cast<uint32_t>(aot_tflm_arena_bytes));
   put("\ntflm ticks_per_second ");
   put_uint(aot_platform_ticks_per_second());
   put("\n");
@@ -132,7 +176,7 @@ int main(void) {
       memcpy(input->data.raw, aot_tflm_inputs[i], input->bytes);
     }
     const uint32_t start = aot_platform_ticks();
-    status = interpreter.Invoke();
+    const TfLiteStatus status = interpreter.Invoke();
     const uint32_t stop = aot_platform_ticks();
     if (status != kTfLiteOk) {
       finish("invoke", status);
