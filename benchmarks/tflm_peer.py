@@ -14,9 +14,9 @@ the make arguments and the compiler's version, so a changed flag builds anew.
 
 The runner (``benchmarks/tflm/runner.cc``) is linked with aot's own startup
 (``aot/project/templates/cmsis/startup``), port (``aot/runtime_c/ports/cmsdk``: UART and
-the phase-locked tick counter) and a linker script from ``aot.project.linker`` for the board, and
-runs under ``aot.emulator.qemu.QemuInstance`` (``-icount shift=0,sleep=off``), exactly as
-aot's firmware. It times ``MicroInterpreter::Invoke()`` with ``aot_platform_ticks()`` and
+the phase-locked tick counter) and a linker script from ``aot.project.linker`` for the
+board, and runs under ``aot.emulator.qemu.QemuInstance`` (``-icount shift=0,sleep=off``),
+exactly as aot's firmware. It times ``MicroInterpreter::Invoke()`` with ``aot_platform_ticks()`` and
 prints its arena use and outputs as text lines (``tflm <key> <values>``).
 """
 
