@@ -119,7 +119,7 @@ def compile_model(
 ) -> CompiledLibrary:
     """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
     from aot.backends import get_backend
-    from aot.backends.base import backend_hook
+    from aot.backends.base import backend_hook, call_hook
     from aot.codegen.executor import CodegenOptions, generate_sources
     from aot.frontend import import_model
     from aot.lowering import CONSTANT, lower
@@ -148,10 +148,15 @@ def compile_model(
     isas = isas_for(options.kernels, board)
     if isas:
         backends.append(KernelBackend({"isas": isas}))
+    # What each backend's prepare() found: its context for the later hooks (no backend
+    # keeps state between stages).
+    contexts: dict[str, Any] = {}
     for backend in backends:
         with backend_hook(backend, "prepare()"):
-            backend.prepare(imported, board)
-    partitioned = partition(imported, backends, progress=report if options.accelerators else None)
+            contexts[backend.name] = backend.prepare(imported, board)
+    partitioned = partition(
+        imported, backends, progress=report if options.accelerators else None, contexts=contexts
+    )
     timings["partition_s"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
@@ -190,12 +195,19 @@ def compile_model(
         if not any(step.backend == backend.name for step in lowered.steps):
             continue  # took nothing: its driver is not needed
         with backend_hook(backend, "runtime()"):
-            runtime = backend.runtime()
+            runtime = call_hook(backend.runtime, contexts.get(backend.name))
+        # The backend's files for every build, then those its steps' artifacts name.
+        kernels = {step.kernel for step in lowered.steps if step.backend == backend.name}
+        stepwise = [
+            a.runtime for a in lowered.artifacts if a.symbol in kernels and a.runtime is not None
+        ]
+        sources = list(dict.fromkeys([*runtime.sources, *(f for r in stepwise for f in r.sources)]))
+        headers = list(dict.fromkeys([*runtime.headers, *(f for r in stepwise for f in r.headers)]))
         # Sources in a folder per backend (two drivers' util.c never meet); headers share
         # include/, so two backends' headers of one name must be one header.
-        for path in runtime.sources:
+        for path in sources:
             files[f"src/backends/{backend.name}/{path.name}"] = path.read_text()
-        for path in runtime.headers:
+        for path in headers:
             text = path.read_text()
             key = f"include/{path.name}"
             if key in files and files[key] != text:
@@ -209,6 +221,9 @@ def compile_model(
             header_owners.setdefault(key, backend.name)
         include_dirs += [str(d) for d in runtime.include_dirs]
         defines.update(runtime.defines)
+        for files_of in stepwise:
+            include_dirs += [str(d) for d in files_of.include_dirs if str(d) not in include_dirs]
+            defines.update(files_of.defines)
     write_files(library_dir, files)
     copy_runtime_headers(library_dir / "include")
     timings["codegen_s"] = time.perf_counter() - mark
@@ -218,7 +233,7 @@ def compile_model(
     reports: dict[str, dict[str, Any]] = {}
     for backend in backends:
         with backend_hook(backend, "report()"):
-            said = dict(backend.report())
+            said = dict(call_hook(backend.report, contexts.get(backend.name)))
         if said:
             reports[backend.name] = said
     source_bytes = Path(model_path).read_bytes()

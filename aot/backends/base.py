@@ -5,22 +5,33 @@ A backend is one Python class. The compiler calls its hooks in fixed phases:
 ==============  ============================  ==================================================
 phase           hook                          receives -> returns
 ==============  ============================  ==================================================
+prepare         ``prepare(model, board)``     the imported model and the board -> the build's
+                                              context for this backend (anything; None by
+                                              default), handed to every later hook
 partition       ``passes_before()``           Relax passes run on the imported module first
-partition       ``patterns()``                :class:`OperatorPattern` s (name, operator kinds,
+partition       ``patterns(ctx)``             :class:`OperatorPattern` s (name, operator kinds,
                                               a predicate on :class:`OperatorInfo`); fused with
                                               Relax's ``FuseOpsByPattern`` and merged into one
                                               function per region by ``MergeCompositeFunctions``
 partition       ``passes_after()``            Relax passes run after partitioning
-lower           ``lower(region, ctx)``        :class:`Region` -> :class:`Artifact` (TIR or the
-                                              backend's own data: command streams, parameters;
-                                              never C text)
+lower           ``lower(region, ctx)``        :class:`Region` and a :class:`LowerContext` ->
+                                              :class:`Artifact` (TIR or the backend's own data:
+                                              command streams, parameters; never C text; the
+                                              runtime files the step needs)
 emit            ``emit(step, artifact, ctx)`` the step, its artifact, an :class:`EmitContext`
                                               (C pointers of the step's buffers) ->
                                               :class:`EmittedCode` (C functions, the
                                               statements in ``run()``, headers)
-project         ``runtime()``                 -> :class:`RuntimeFiles`: driver / device-model
-                                              sources and headers the firmware compiles
+project         ``runtime(ctx)``              -> :class:`RuntimeFiles`: driver / device-model
+                                              sources and headers every build of it needs
+report          ``report(ctx)``               -> what its own compiler said, for metadata.json
 ==============  ============================  ==================================================
+
+A backend keeps no state between these hooks: what ``prepare`` found travels as its
+return value (the ``ctx`` of ``patterns``, ``runtime`` and ``report``, and
+``LowerContext.prepared``), and what one ``lower`` call needs of the earlier ones is in
+``LowerContext.earlier``. A hook written before contexts existed (``patterns(self)``,
+``runtime(self)``, ``report(self)``) is still called, without one (:func:`call_hook`).
 
 Memory: ``alignment`` is what every buffer the backend's steps touch is aligned to; which
 memories its target reaches is board data (``accelerators:`` in the board YAML, see
@@ -184,6 +195,36 @@ class Artifact:
     # touches the scratch too (it stages operands there).
     cpu_operands: tuple[int, ...] = ()
     cpu_scratch: bool = False
+    # Sources and headers this step's code needs (a kernel's C file), beside those the
+    # backend's runtime() gives every build; aot copies each file once.
+    runtime: RuntimeFiles | None = None
+
+
+@dataclass(frozen=True)
+class LowerContext:
+    """What :meth:`Backend.lower` knows beyond its region: what the backend's own
+    ``prepare`` returned, and the artifacts it returned for the earlier regions of this
+    build (regions are lowered in execution order), so it needs no state of its own to
+    number its steps or to pair regions with its compiler's subgraphs."""
+
+    prepared: Any = None
+    earlier: tuple[Artifact, ...] = ()
+
+
+def call_hook(hook: Callable[..., Any], ctx: Any) -> Any:
+    """``hook(ctx)``, or ``hook()`` for a hook that declares no parameter for the build's
+    context (one written before contexts existed)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(hook).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: assume the new form
+        return hook(ctx)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    takes = any(
+        p.kind in positional or p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters
+    )
+    return hook(ctx) if takes else hook()
 
 
 def fault_symbol(model: str) -> str:
@@ -267,13 +308,18 @@ class Backend:
         return self.target_name or self.name
 
     # -- partition ---------------------------------------------------------------------
-    def prepare(self, model: Any, board: Any = None) -> None:
+    def prepare(self, model: Any, board: Any = None) -> Any:
         """Called once per build, after import and before partitioning, with the
         ``ImportedModel`` and the ``Board`` (None when only a library is built). A backend
-        whose compiler looks at the whole model first (Ethos-U: Vela) does it here."""
+        whose compiler looks at the whole model first (Ethos-U: Vela) does it here and
+        returns what it found: the build's context for this backend, handed to
+        ``patterns``, ``lower`` (as ``LowerContext.prepared``), ``runtime`` and ``report``.
+        None by default."""
+        return None
 
-    def patterns(self) -> Sequence[OperatorPattern]:
-        """The operators this backend takes (see :class:`OperatorPattern`)."""
+    def patterns(self, ctx: Any = None) -> Sequence[OperatorPattern]:
+        """The operators this backend takes (see :class:`OperatorPattern`); ``ctx`` is what
+        ``prepare`` returned (None where no model is at hand: ``aot backends``)."""
         raise NotImplementedError(f"backend {self.name} defines no patterns()")
 
     def passes_before(self) -> Sequence[Any]:
@@ -290,13 +336,14 @@ class Backend:
         (default: the kinds in ``lowers``, else every kind one of its patterns names)."""
         if self.lowers is not None:
             return info.kind in self.lowers
-        return any(info.kind in p.kinds for p in self.patterns())
+        return any(info.kind in p.kinds for p in call_hook(self.patterns, None))
 
     # -- lower -------------------------------------------------------------------------
     def lower(self, region: Region, ctx: Any = None) -> Artifact:
-        """Turn a region into an :class:`Artifact` (no C text). ``ctx`` is reserved for
-        build-wide facts and is None today; the symbol may be left empty (lowering fills
-        it with ``region.symbol``)."""
+        """Turn a region into an :class:`Artifact` (no C text). ``ctx`` is a
+        :class:`LowerContext`: what ``prepare`` returned and this backend's earlier
+        artifacts; the symbol may be left empty (lowering fills it with
+        ``region.symbol``)."""
         raise NotImplementedError(f"backend {self.name} defines no lower()")
 
     # -- emit --------------------------------------------------------------------------
@@ -305,8 +352,9 @@ class Backend:
         raise NotImplementedError(f"backend {self.name} defines no emit()")
 
     # -- project -----------------------------------------------------------------------
-    def runtime(self) -> RuntimeFiles:
-        """Driver or device-model files the firmware needs (none by default)."""
+    def runtime(self, ctx: Any = None) -> RuntimeFiles:
+        """Driver or device-model files every firmware with this backend's steps needs
+        (none by default); a step's own files travel in its ``Artifact.runtime``."""
         return RuntimeFiles()
 
     # -- memory ------------------------------------------------------------------------
@@ -325,9 +373,10 @@ class Backend:
         None: nothing more to say than the backend's name."""
         return None
 
-    def report(self) -> Mapping[str, Any]:
-        """What the backend's own compiler said about this build, for metadata.json's
-        ``backends`` entry (e.g. Vela's summary); empty by default."""
+    def report(self, ctx: Any = None) -> Mapping[str, Any]:
+        """What the backend's own compiler said about this build (``ctx``: what
+        ``prepare`` returned), for metadata.json's ``backends`` entry (e.g. Vela's
+        summary); empty by default."""
         return {}
 
     def describe(self) -> list[str]:

@@ -28,11 +28,7 @@ class CpuBackend(Backend):
     name = CPU_TARGET
     description = "plain C99 kernels from TIR (the reference); takes every operator left"
 
-    def __init__(self, options: Any = None) -> None:
-        super().__init__(options)
-        self._emitted: dict[str, Any] = {}  # symbol -> EmittedKernel, printed once
-
-    def patterns(self) -> Sequence[OperatorPattern]:
+    def patterns(self, ctx: Any = None) -> Sequence[OperatorPattern]:
         return ()  # not partitioned: what stays in main is the CPU's
 
     def describe(self) -> list[str]:
@@ -75,15 +71,13 @@ class CpuBackend(Backend):
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
         from aot.tir_to_c.printer import emit_kernel
 
-        kernel = self._emitted.get(artifact.symbol)
-        if kernel is None:
-            kernel = emit_kernel(artifact.symbol, artifact.tir, restrict=not artifact.elementwise)
-            if kernel.scratch_bytes != artifact.scratch_bytes:
-                raise InternalError(
-                    f"kernel {artifact.symbol}: the C printer needs {kernel.scratch_bytes} "
-                    f"scratch bytes, lowering planned {artifact.scratch_bytes}"
-                )
-            self._emitted[artifact.symbol] = kernel
+        # Steps that share a kernel print it again; the emitter keeps one copy.
+        kernel = emit_kernel(artifact.symbol, artifact.tir, restrict=not artifact.elementwise)
+        if kernel.scratch_bytes != artifact.scratch_bytes:
+            raise InternalError(
+                f"kernel {artifact.symbol}: the C printer needs {kernel.scratch_bytes} "
+                f"scratch bytes, lowering planned {artifact.scratch_bytes}"
+            )
         args = list(ctx.args)
         if ctx.scratch is not None:
             args.append(ctx.scratch)

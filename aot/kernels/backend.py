@@ -4,9 +4,10 @@ the CPU target.
 It claims each operator one of its ISAs' variants takes, one region (one step) per
 operator, so the planner still plans every tensor as on TVM's path. ``lower`` runs the
 variant's ``prepare`` (build-time work: folded bias, re-laid-out weights, requantization
-arrays) and keeps the :class:`~aot.kernels.PreparedKernel`; ``emit`` writes its params as
-one ``static const`` struct and the call; ``runtime`` adds the C sources of the variants
-the build used and ``aot_kernels.h``. Everything else stays on TVM's kernels.
+arrays) and keeps the :class:`~aot.kernels.PreparedKernel`, and its artifact names the
+variant's C sources and ``aot_kernels.h`` (aot copies each once); ``emit`` writes its
+params as one ``static const`` struct and the call. Everything else stays on TVM's
+kernels. It keeps no state: a call's number comes from ``LowerContext.earlier``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from aot.backends.base import (
     Backend,
     EmitContext,
     EmittedCode,
+    LowerContext,
     OperatorInfo,
     OperatorPattern,
     Region,
@@ -52,8 +54,6 @@ class KernelBackend(Backend):
         super().__init__(options)
         # The ISAs to try, fastest first (aot.kernels.isas_for).
         self.isas: tuple[str, ...] = tuple(self.options.get("isas", ()))
-        self._used: dict[str, Any] = {}  # source path -> variant, in first-use order
-        self._calls = 0
 
     def _variant(self, info: OperatorInfo) -> Any:
         from aot.kernels import select
@@ -65,7 +65,7 @@ class KernelBackend(Backend):
 
         return tuple(dict.fromkeys(v.kind for isa in self.isas for v in variants(isa)))
 
-    def patterns(self) -> Sequence[OperatorPattern]:
+    def patterns(self, ctx: Any = None) -> Sequence[OperatorPattern]:
         return tuple(
             OperatorPattern(kind, (kind,), lambda info: self._variant(info) is not None)
             for kind in self.kinds()
@@ -78,7 +78,7 @@ class KernelBackend(Backend):
             f"{isa}: {', '.join(v.kind for v in variants(isa)) or '(none yet)'}" for isa in ISAS
         ]
 
-    def lower(self, region: Region, ctx: Any = None) -> Artifact:
+    def lower(self, region: Region, ctx: LowerContext | None = None) -> Artifact:
         if len(region.operators) != 1:
             raise InternalError(
                 f"the kernel backend got a region of {len(region.operators)} operators"
@@ -103,18 +103,16 @@ class KernelBackend(Backend):
             operands.append(param)
         unused = tuple(i for i in range(len(region.params)) if i not in operands)
         # Relax shares one region function between structurally equal operators; each
-        # call gets its own symbol, params struct and constants.
-        symbol = f"{region.symbol}_{self._calls}"
-        self._calls += 1
+        # call gets its own symbol, params struct and constants, numbered in call order.
+        symbol = f"{region.symbol}_{len(ctx.earlier) if ctx is not None else 0}"
         constants = tuple(replace(c, name=f"{symbol}_{c.name}") for c in prepared.constants)
-        for source in variant.sources:
-            self._used.setdefault(source, variant)
         return Artifact(
             symbol,
             payload=KernelCall(variant, prepared, tuple(operands)),
             constants=constants,
             scratch_bytes=prepared.scratch_bytes,
             unused_params=unused,
+            runtime=_files(variant),
         )
 
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
@@ -136,13 +134,14 @@ class KernelBackend(Backend):
             includes=('"aot_kernels.h"',),
         )
 
-    def runtime(self) -> RuntimeFiles:
-        from aot.kernels import HEADER, KERNELS_C
-
-        # aot_kernels.h and the private headers its sources share (requantization, the
-        # DSP operations); only the sources of the variants this build used.
-        headers = (HEADER, *sorted(p for p in HEADER.parent.glob("*.h") if p != HEADER))
-        return RuntimeFiles(sources=tuple(KERNELS_C / s for s in self._used), headers=headers)
-
     def implementation(self, artifact: Artifact) -> str:
         return str(artifact.payload.prepared.function)
+
+
+def _files(variant: Any) -> RuntimeFiles:
+    """A step's files: its variant's C sources, aot_kernels.h and the private headers the
+    sources share (requantization, the DSP operations)."""
+    from aot.kernels import HEADER, KERNELS_C
+
+    headers = (HEADER, *sorted(p for p in HEADER.parent.glob("*.h") if p != HEADER))
+    return RuntimeFiles(sources=tuple(KERNELS_C / s for s in variant.sources), headers=headers)

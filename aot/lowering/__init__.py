@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from aot.backends.base import CPU_TARGET, Artifact, Backend, Region
+from aot.backends.base import CPU_TARGET, Artifact, Backend, LowerContext, Region
 from aot.errors import AotError, InternalError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
 from aot.lowering.macs import kernel_macs
@@ -408,6 +408,8 @@ def lower(
     steps: list[Step] = []
     dropped: set[int] = set()  # tensors a backend said it does not read
     per_step: dict[str, Artifact] = {}
+    # Each backend's artifacts so far, in execution order: its LowerContext.earlier.
+    lowered_by: dict[str, list[Artifact]] = {}
     for prim_name, raw_args, raw_outs, value, index in builder.steps:
         args = [alias.get(t, t) for t in raw_args]
         outs = [alias.get(t, t) for t in raw_outs]
@@ -439,9 +441,13 @@ def lower(
         else:
             if progress is not None:
                 progress(f"lowering {prim_name} on {backend_name}")
+            earlier = lowered_by.setdefault(backend_name, [])
+            ctx = LowerContext(partitioned.contexts.get(backend_name), tuple(earlier))
             artifact = _lower_region(
-                backend, module, prim_name, kernel_symbol(name, prim_name), builder, args, outs
-            )
+                backend, module, prim_name, kernel_symbol(name, prim_name), builder, args, outs,
+                ctx,
+            )  # fmt: skip
+            earlier.append(artifact)
             artifacts[prim_name] = artifact
             # Region numbering (params, then outputs) -> who touches each argument.
             cpu_side = set(artifact.cpu_operands)
@@ -517,6 +523,7 @@ def _lower_region(
     builder: _GraphBuilder,
     args: list[int],
     outs: list[int],
+    ctx: LowerContext | None = None,
 ) -> Artifact:
     """Ask a backend to lower one of its regions; its failures become one-line errors."""
     function = module[region_name]  # type: ignore[index]
@@ -537,7 +544,7 @@ def _lower_region(
         module,
     )
     try:
-        artifact = backend.lower(region)
+        artifact = backend.lower(region, ctx or LowerContext())
     except AotError:
         raise
     except Exception as exc:

@@ -25,6 +25,7 @@ from aot.backends.base import (
     OperatorPattern,
     TensorInfo,
     backend_hook,
+    call_hook,
     hook_failure,
 )
 from aot.backends.regions import region_outputs
@@ -48,6 +49,8 @@ class PartitionedModel:
     backends: tuple[Backend, ...] = ()
     # Region function name -> backend name, in the order main calls them.
     regions: dict[str, str] = field(default_factory=dict)
+    # Backend name -> what its prepare() returned: the build's context for its hooks.
+    contexts: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def backend(self, name: str) -> Backend:
         for backend in self.backends:
@@ -124,13 +127,13 @@ def _fusion_patterns(
     sources: Sequence[Any] = (),
     failures: list[BaseException] | None = None,
     yield_to: Sequence[tuple[Backend, OperatorPattern]] = (),
+    ctx: Any = None,
 ) -> list[Any]:
     from tvm import relax
     from tvm.relax.dpl import is_op, wildcard
 
     patterns = []
-    with backend_hook(backend, "patterns()"):
-        declared = list(backend.patterns())
+    declared = _patterns_of(backend, ctx)
     for pattern in declared:
         if not isinstance(pattern, OperatorPattern):
             raise ConfigError(
@@ -149,9 +152,9 @@ def _fusion_patterns(
     return patterns
 
 
-def _patterns_of(backend: Backend) -> list[OperatorPattern]:
+def _patterns_of(backend: Backend, ctx: Any = None) -> list[OperatorPattern]:
     with backend_hook(backend, "patterns()"):
-        return list(backend.patterns())
+        return list(call_hook(backend.patterns, ctx))
 
 
 def _check(
@@ -218,9 +221,14 @@ def _fuse(module: Any, patterns: list[Any], failures: list[BaseException], **opt
 
 
 def partition(
-    imported: ImportedModel, backends: Sequence[Backend] = (), progress: Any = None
+    imported: ImportedModel,
+    backends: Sequence[Backend] = (),
+    progress: Any = None,
+    contexts: dict[str, Any] | None = None,
 ) -> PartitionedModel:
-    """Assign every operator to one backend (see the module docstring)."""
+    """Assign every operator to one backend (see the module docstring). ``contexts``:
+    backend name -> what its prepare() returned, handed to its hooks."""
+    contexts = dict(contexts or {})
     import tvm
     from tvm import relax
 
@@ -229,7 +237,7 @@ def partition(
             raise ConfigError("'cpu' is the default backend; it is not an --accelerator")
     module = imported.relax_module
     if not backends:
-        return PartitionedModel(imported, module)
+        return PartitionedModel(imported, module, contexts=contexts)
     for backend in backends:
         with backend_hook(backend, "passes_before()"):
             passes = list(backend.passes_before())
@@ -245,9 +253,14 @@ def partition(
         if not backend.merge_regions:
             continue
         earlier = [
-            (b, p) for b in backends[:position] if not b.merge_regions for p in _patterns_of(b)
+            (b, p)
+            for b in backends[:position]
+            if not b.merge_regions
+            for p in _patterns_of(b, contexts.get(b.name))
         ]
-        patterns += _fusion_patterns(backend, module, imported.sources, failures, earlier)
+        patterns += _fusion_patterns(
+            backend, module, imported.sources, failures, earlier, contexts.get(backend.name)
+        )
     if progress is not None:
         progress(f"partitioning for {', '.join(b.name for b in backends)}")
     if patterns:
@@ -259,7 +272,9 @@ def partition(
         p
         for backend in backends
         if not backend.merge_regions
-        for p in _fusion_patterns(backend, module, imported.sources, failures)
+        for p in _fusion_patterns(
+            backend, module, imported.sources, failures, ctx=contexts.get(backend.name)
+        )
     ]
     if single:
         module = _fuse(module, single, failures, annotate_codegen=True, entry_functions=["main"])
@@ -283,7 +298,7 @@ def partition(
                     f"handle; fix that backend's patterns() (or its can_lower()), or build "
                     f"without --accelerator {backend.name}"
                 )
-    return PartitionedModel(imported, module, tuple(backends), regions)
+    return PartitionedModel(imported, module, tuple(backends), regions, contexts)
 
 
 def _regions(module: Any, names: set[str]) -> dict[str, str]:

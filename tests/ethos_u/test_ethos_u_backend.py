@@ -6,9 +6,17 @@ import numpy as np
 import pytest
 from ethos_u_helpers import mixed_model, npu_cpu_npu_model
 
-from aot.backends import EmitContext, OperatorInfo, Region, TensorInfo, backends, get_backend
+from aot.backends import (
+    EmitContext,
+    LowerContext,
+    OperatorInfo,
+    Region,
+    TensorInfo,
+    backends,
+    get_backend,
+)
 from aot.backends.ethos_u import EthosUBackend
-from aot.backends.ethos_u.backend import INT8_KINDS
+from aot.backends.ethos_u.backend import INT8_KINDS, EthosUContext
 from aot.boards import load_board
 from aot.errors import ConfigError, ToolchainError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator
@@ -36,9 +44,13 @@ CONV2 = op(2, "conv2d_int8", "CONV_2D", "conv2")
 
 @pytest.fixture(scope="module")
 def backend() -> EthosUBackend:
-    b = get_backend("ethos-u55-128")
-    b.prepare_tflite(mixed_model(), name="mixed")
-    return b
+    return get_backend("ethos-u55-128")
+
+
+@pytest.fixture(scope="module")
+def prepared(backend: EthosUBackend) -> EthosUContext:
+    """What prepare() returns for the mixed model: the context the other hooks take."""
+    return backend.prepare_tflite(mixed_model(), name="mixed")
 
 
 def test_registered_by_name() -> None:
@@ -46,8 +58,8 @@ def test_registered_by_name() -> None:
     assert get_backend("ethos-u55-256").name == "ethos-u55-256"
 
 
-def test_takes_what_vela_puts_on_the_npu(backend: EthosUBackend) -> None:
-    (pattern,) = backend.patterns()
+def test_takes_what_vela_puts_on_the_npu(backend: EthosUBackend, prepared: EthosUContext) -> None:
+    (pattern,) = backend.patterns(prepared)
     assert set(pattern.kinds) == set(INT8_KINDS)
     assert pattern.check(CONV1) and pattern.check(CONV2)
     assert not pattern.check(L2)  # Vela leaves it to the CPU
@@ -55,11 +67,13 @@ def test_takes_what_vela_puts_on_the_npu(backend: EthosUBackend) -> None:
     assert not pattern.check(OperatorInfo("conv2d_int8", {}, (ACT,), ACT, None))
 
 
-def test_lower_embeds_the_subgraph_vela_compiled(backend: EthosUBackend) -> None:
+def test_lower_embeds_the_subgraph_vela_compiled(
+    backend: EthosUBackend, prepared: EthosUContext
+) -> None:
     weights = TensorInfo((4, 3, 3, 4), "int8", data=np.ones((4, 3, 3, 4), np.int8))
     region = Region("npu0", backend.name, (CONV2,), params=(ACT, weights), outputs=(ACT,))
-    artifact = backend.lower(region)
-    subgraph = backend.vela.subgraphs[1]
+    artifact = backend.lower(region, LowerContext(prepared))
+    subgraph = prepared.vela.subgraphs[1]
     assert artifact.scratch_bytes == subgraph.scratch_bytes
     cms, ro = artifact.constants
     assert cms.data.tobytes() == subgraph.command_stream and cms.alignment == 16
@@ -94,24 +108,33 @@ def test_lower_embeds_the_subgraph_vela_compiled(backend: EthosUBackend) -> None
 
 
 def test_regions_without_source_names_match_in_order() -> None:
+    """The earlier artifacts in the context say which of Vela's subgraphs are taken: the
+    backend keeps no state between lower() calls."""
     backend = EthosUBackend()
-    backend.prepare_tflite(mixed_model(), name="mixed")
+    prepared = backend.prepare_tflite(mixed_model(), name="mixed")
     anonymous = OperatorInfo("conv2d_int8", {}, (ACT,), ACT, None)
     first = Region("r0", backend.name, (anonymous,), params=(ACT,), outputs=(ACT,))
     second = Region("r1", backend.name, (anonymous,), params=(ACT,), outputs=(ACT,))
-    assert backend.lower(first).payload.subgraph.index == 0
-    assert backend.lower(second).payload.subgraph.index == 1
+    one = backend.lower(first, LowerContext(prepared))
+    assert one.payload.subgraph.index == 0
+    assert backend.lower(second, LowerContext(prepared, (one,))).payload.subgraph.index == 1
+    # The same call again gives the same answer: nothing was remembered.
+    assert backend.lower(first, LowerContext(prepared)).payload.subgraph.index == 0
     odd = Region(
         "r2", backend.name, (anonymous,), params=(TensorInfo((1, 4), "int8"),), outputs=(ACT,)
     )
     with pytest.raises(UnsupportedError, match="is not one of the NPU subgraphs Vela made"):
-        backend.lower(odd)
+        backend.lower(odd, LowerContext(prepared))
+    with pytest.raises(Exception, match="used before prepare"):
+        backend.lower(first)
 
 
-def test_a_region_that_is_not_a_vela_subgraph(backend: EthosUBackend) -> None:
+def test_a_region_that_is_not_a_vela_subgraph(
+    backend: EthosUBackend, prepared: EthosUContext
+) -> None:
     region = Region("npu0", backend.name, (L2,), params=(ACT,), outputs=(ACT,))
     with pytest.raises(UnsupportedError, match="is not one NPU subgraph of Vela's"):
-        backend.lower(region)
+        backend.lower(region, LowerContext(prepared))
 
 
 def test_only_tflite_models() -> None:
@@ -124,7 +147,7 @@ def test_runtime_files_come_from_the_board_and_the_driver(monkeypatch) -> None:
     board = load_board("mps3_an547")
     monkeypatch.setenv("ETHOSU_DRIVER_DIR", str(shared_path("ethos-u-core-driver")))
     monkeypatch.setenv("CMSIS_CORE_DIR", str(shared_path("cmsis-core")))
-    files = EthosUBackend({"board": board}).runtime()
+    files = EthosUBackend().runtime(EthosUContext(None, board=board))
     assert [p.name for p in files.sources] == ["ethos_u.c", "ethos_u_driver.c"]
     assert files.defines["AOT_ETHOSU_BASE"] == "0x58102000u"
     assert files.defines["AOT_ETHOSU_SECURE"] == "1"
@@ -132,9 +155,9 @@ def test_runtime_files_come_from_the_board_and_the_driver(monkeypatch) -> None:
 
     monkeypatch.delenv("CMSIS_CORE_DIR")
     with pytest.raises(ToolchainError, match=r"^CMSIS_CORE_DIR is not set"):
-        EthosUBackend({"board": board}).runtime()
+        EthosUBackend().runtime(EthosUContext(None, board=board))
     with pytest.raises(ConfigError, match="board mps2_an386 has no accelerator 'ethos-u55-128'"):
-        EthosUBackend({"board": load_board("mps2_an386")}).runtime()
+        EthosUBackend().runtime(EthosUContext(None, board=load_board("mps2_an386")))
 
 
 def test_partitioned_regions_get_their_own_subgraph(tmp_path) -> None:
@@ -148,11 +171,11 @@ def test_partitioned_regions_get_their_own_subgraph(tmp_path) -> None:
     path.write_bytes(npu_cpu_npu_model())
     model = import_model(str(path))
     backend = EthosUBackend()
-    backend.prepare(model)
-    lowered = lower(partition(model, [backend]), "m3")
+    prepared = backend.prepare(model)
+    lowered = lower(partition(model, [backend], contexts={backend.name: prepared}), "m3")
     steps = [s for s in lowered.steps if s.backend == backend.name]
     assert [s.label for s in steps] == ["CONV_2D #0", "CONV_2D #2"]
-    subgraphs = backend.vela.subgraphs
+    subgraphs = prepared.vela.subgraphs
     # Vela keeps one read-only tensor for the whole model; each command stream addresses
     # its own layer's weights in it, so the command streams tell the subgraphs apart.
     assert subgraphs[0].read_only == subgraphs[1].read_only

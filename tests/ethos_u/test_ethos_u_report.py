@@ -18,10 +18,10 @@ pytestmark = pytest.mark.unit
 def test_reference_model_operators_all_on_the_npu(vela_reference) -> None:
     model = import_model(str(mlperf_tiny("kws_ref_model")))
     backend = EthosUBackend()
-    backend.prepare(model)  # Vela on the file the model came from
+    prepared = backend.prepare(model)  # Vela on the file the model came from
     # The importer's source tensors are the names Vela keeps: every operator is taken.
-    assert model.sources and all(backend.takes(_info(op)) for op in model.sources)
-    report = backend.report(model.sources)
+    assert model.sources and all(backend.takes(prepared, _info(op)) for op in model.sources)
+    report = backend.report(prepared)
     assert report["npu_operators"] == [op.label for op in model.sources]
     assert report["cpu_operators"] == []
     (sg,) = report["subgraphs"]
@@ -39,13 +39,13 @@ def test_reference_model_operators_all_on_the_npu(vela_reference) -> None:
 
 def test_mixed_model_lists_the_cpu_operator() -> None:
     backend = EthosUBackend()
-    backend.prepare_tflite(mixed_model(), name="mixed")
+    prepared = backend.prepare_tflite(mixed_model(), name="mixed")
     ops = [
         SourceOperator(0, "CONV_2D", "conv1"),
         SourceOperator(1, "L2_NORMALIZATION", "l2"),
         SourceOperator(2, "CONV_2D", "conv2"),
     ]
-    report = backend.report(ops)
+    report = backend.report(prepared, ops)
     assert report["npu_operators"] == ["CONV_2D #0", "CONV_2D #2"]
     assert report["cpu_operators"] == ["L2_NORMALIZATION #1"]
     assert len(report["subgraphs"]) == 2

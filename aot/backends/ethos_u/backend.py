@@ -13,7 +13,7 @@ reaches (board data: ``accelerators:`` in the board YAML).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,6 +26,7 @@ from aot.backends.base import (
     BackendConstant,
     EmitContext,
     EmittedCode,
+    LowerContext,
     OperatorInfo,
     OperatorPattern,
     Region,
@@ -99,80 +100,73 @@ class EthosUBackend(Backend):
         "then 'aot run {folder} --port PORT')"
     )
 
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        super().__init__(options)
-        self._vela: VelaResult | None = None
-        self._operators: tuple[Any, ...] = ()
-        self._lowered: set[int] = set()  # Vela subgraphs already given to a region
-
     # -- partition ---------------------------------------------------------------------
-    def prepare(self, model: Any, board: Any = None) -> None:
-        """Run Vela on the imported model's source file (an ``ImportedModel``); remember
-        the board (its NPU's register base and interrupt) and the source operators."""
+    def prepare(self, model: Any, board: Any = None) -> EthosUContext:
+        """Run Vela on the imported model's source file (an ``ImportedModel``); the
+        context holds its result, the source operators and the board (its NPU's register
+        base and interrupt)."""
         if board is not None:
-            self.options = {**self.options, "board": board}
-            self.runtime()  # a firmware build: fail now if the driver or board data is missing
-        self._operators = tuple(getattr(model, "sources", ()))
+            # A firmware build: fail now if the driver or board data is missing.
+            self.runtime(EthosUContext(None, board=board))
         if getattr(model, "source_format", "tflite") != "tflite":
             raise UnsupportedError(
                 f"the {self.name} backend compiles TFLite int8 models through Vela; "
                 f"'{model.source_path}' is {model.source_format}: convert it to TFLite"
             )
         path = Path(model.source_path)
-        self.prepare_tflite(path.read_bytes(), name=_c_name(path.stem))
+        return self.prepare_tflite(
+            path.read_bytes(), _c_name(path.stem), tuple(getattr(model, "sources", ())), board
+        )
 
-    def prepare_tflite(self, data: bytes, name: str = "model") -> VelaResult:
-        self._vela = compile_model(
+    def prepare_tflite(
+        self, data: bytes, name: str = "model", operators: tuple[Any, ...] = (), board: Any = None
+    ) -> EthosUContext:
+        """Vela on a .tflite file's bytes: the context the other hooks take."""
+        vela = compile_model(
             data,
             self.name,
             system_config=self.options.get("vela_system_config"),
             memory_mode=self.options.get("vela_memory_mode"),
             name=name,
         )
-        return self._vela
+        return EthosUContext(vela, operators, board)
 
-    @property
-    def vela(self) -> VelaResult:
-        if self._vela is None:
-            raise InternalError(f"the {self.name} backend was used before prepare()")
-        return self._vela
-
-    def takes(self, info: OperatorInfo) -> bool:
+    def takes(self, ctx: EthosUContext, info: OperatorInfo) -> bool:
         """Whether Vela computes this operator's result on the NPU."""
         source = info.source
         if source is None or not getattr(source, "output", ""):
             return False  # no source tensor to match Vela's output against
-        vela = self.vela
+        vela = _vela(ctx, self.name)
         cpu = {name for name, _ in vela.cpu_operators}
         return source.output not in cpu and bool(vela.subgraphs)
 
-    def patterns(self) -> Sequence[OperatorPattern]:
-        return (OperatorPattern("vela", INT8_KINDS, self.takes),)
+    def patterns(self, ctx: EthosUContext | None = None) -> Sequence[OperatorPattern]:
+        return (OperatorPattern("vela", INT8_KINDS, lambda info: self.takes(ctx, info)),)
 
     def describe(self) -> list[str]:
         return ["vela: the int8 operators Vela places on the NPU (Vela's own verdict)"]
 
     # -- lower -------------------------------------------------------------------------
-    def subgraph_for(self, outputs: Sequence[str]) -> NpuSubgraph:
+    def subgraph_for(self, vela: VelaResult, outputs: Sequence[str]) -> NpuSubgraph:
         """The NPU subgraph of Vela's output whose outputs are these tensors."""
         wanted = set(outputs)
-        for subgraph in self.vela.subgraphs:
+        for subgraph in vela.subgraphs:
             if {fm.name for fm in subgraph.outputs} == wanted:
                 return subgraph
-        have = (
-            "; ".join(", ".join(fm.name for fm in sg.outputs) for sg in self.vela.subgraphs)
-            or "none"
-        )
+        have = "; ".join(", ".join(fm.name for fm in sg.outputs) for sg in vela.subgraphs) or "none"
         raise UnsupportedError(
             f"the {self.name} region computing {', '.join(sorted(wanted))} is not one NPU "
             f"subgraph of Vela's (those compute: {have}); give {self.name} the first "
             "--accelerator place so that its regions are Vela's"
         )
 
-    def lower(self, region: Region, ctx: Any = None) -> Artifact:
+    def lower(self, region: Region, ctx: LowerContext | None = None) -> Artifact:
+        prepared = ctx.prepared if ctx is not None else None
+        vela = _vela(prepared, self.name)
+        # Vela's subgraphs the earlier regions of this build took.
+        taken = {a.payload.subgraph.index for a in (ctx.earlier if ctx is not None else ())}
         activations = tuple(i for i, p in enumerate(region.params) if not p.is_constant)
-        subgraph = self._match(region, activations)
-        self._lowered.add(subgraph.index)
+        subgraph = self._match(vela, taken, region, activations)
         _check_shapes(self.name, region, subgraph, activations)
         # The model's own weights: Vela re-encoded them into its read-only data.
         unused = tuple(i for i, p in enumerate(region.params) if p.is_constant)
@@ -189,15 +183,17 @@ class EthosUBackend(Backend):
             cpu_scratch=True,
         )
 
-    def _match(self, region: Region, activations: tuple[int, ...]) -> NpuSubgraph:
+    def _match(
+        self, vela: VelaResult, taken: set[int], region: Region, activations: tuple[int, ...]
+    ) -> NpuSubgraph:
         """Vela's subgraph for this region: the first not yet lowered whose inputs and
         outputs have the region's shapes (regions are lowered in execution order, as
         Vela lists its subgraphs) and, when lowering names the source tensors the
         region's operators compute, whose outputs are among them."""
         ours = _signature([region.params[i] for i in activations], region.outputs)
         made = {op.source.output for op in region.operators if op.source is not None}
-        for subgraph in self.vela.subgraphs:
-            if subgraph.index in self._lowered:
+        for subgraph in vela.subgraphs:
+            if subgraph.index in taken:
                 continue
             if _signature(subgraph.inputs, subgraph.outputs) != ours:
                 continue
@@ -205,7 +201,7 @@ class EthosUBackend(Backend):
                 continue
             return subgraph
         if made:
-            self.subgraph_for(sorted(made))  # raises, naming what Vela's subgraphs compute
+            self.subgraph_for(vela, sorted(made))  # raises, naming what Vela's subgraphs compute
         raise UnsupportedError(
             f"the {self.name} region {region.symbol} (tensors {ours}) is not one of the NPU "
             f"subgraphs Vela made of this model; give {self.name} the first --accelerator "
@@ -246,14 +242,18 @@ class EthosUBackend(Backend):
         )
 
     # -- report ------------------------------------------------------------------------
-    def report(self, operators: Sequence[Any] | None = None) -> dict[str, Any]:  # type: ignore[override]
+    def report(
+        self, ctx: EthosUContext | None = None, operators: Sequence[Any] | None = None
+    ) -> dict[str, Any]:
         """NPU and CPU operators and Vela's summary, for metadata.json (see report.py);
         by default over the source operators ``prepare`` saw."""
-        return vela_report(self.vela, self._operators if operators is None else operators)
+        if ctx is None:
+            return {}  # not prepared: no Vela run to report
+        return vela_report(_vela(ctx, self.name), ctx.operators if operators is None else operators)
 
     # -- project -----------------------------------------------------------------------
-    def runtime(self) -> RuntimeFiles:
-        board = self.options.get("board")
+    def runtime(self, ctx: EthosUContext | None = None) -> RuntimeFiles:
+        board = ctx.board if ctx is not None else None
         accelerator = _board_accelerator(board, self.name)
         paths = driver.find_driver(
             self.options.get("ethosu_driver_dir"), self.options.get("cmsis_core_dir")
@@ -269,6 +269,22 @@ class EthosUBackend(Backend):
                 secure=board.has("secure_state") if board is not None else True,
             ),
         )
+
+
+@dataclass(frozen=True)
+class EthosUContext:
+    """What ``prepare`` found, for the later hooks: Vela's compilation of the model (None
+    before Vela ran), the source operators and the board (None: a library build)."""
+
+    vela: VelaResult | None
+    operators: tuple[Any, ...] = ()
+    board: Any = None
+
+
+def _vela(ctx: EthosUContext | None, name: str) -> VelaResult:
+    if ctx is None or ctx.vela is None:
+        raise InternalError(f"the {name} backend was used before prepare()")
+    return ctx.vela
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,7 @@ class ExampleNpu(Backend):
     alignment = 16
     io_copies = True  # the caller's input and output are staged through the NPU's memory
 
-    def patterns(self) -> Sequence[OperatorPattern]:
+    def patterns(self, ctx: Any = None) -> Sequence[OperatorPattern]:
         return (
             OperatorPattern("conv2d", (CONV,), takes),
             OperatorPattern("depthwise_conv2d", (DEPTHWISE,), takes),
@@ -144,7 +144,7 @@ class ExampleNpu(Backend):
         return step_function(symbol, ctx, stream.param_count, stream.output_count, body,
                              statics, includes=('"example_npu.h"',))  # fmt: skip
 
-    def runtime(self) -> RuntimeFiles:
+    def runtime(self, ctx: Any = None) -> RuntimeFiles:
         # The device's region is board data: Board.c_defines() gives the project
         # AOT_ACCEL_EXAMPLE_NPU_MEMORY0_BASE/_SIZE from the board's accelerator entry.
         return RuntimeFiles(
