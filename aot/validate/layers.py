@@ -13,112 +13,22 @@ difference starts: every step before it equals the reference.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from aot.validate.compare import Tolerance
-from aot.validate.report import SampleRef
+from aot.validate.report import (
+    DIFFERS,
+    EQUAL,
+    NOT_COMPARED,
+    WITHIN,
+    LayersReport,
+    SampleRef,
+    StepComparison,
+)
 
-EQUAL, WITHIN, DIFFERS, NOT_COMPARED = "equal", "within tolerance", "differs", "not compared"
-
-
-@dataclass(frozen=True)
-class StepComparison:
-    """One tensor a step wrote, against the reference's tensor of the same name."""
-
-    step: int
-    label: str  # the source operators, "CONV_2D #2", as metadata.json's operators say
-    backend: str
-    tensor: str | None  # the source model's name for it; None: an internal tensor
-    status: str  # EQUAL, WITHIN, DIFFERS or NOT_COMPARED
-    source_operator: dict[str, Any] | None = None  # {"index", "type"} of its producer
-    note: str = ""  # why it was not compared
-    elements: int = 0
-    differing: int = 0  # elements outside the tolerance
-    max_abs_error: float | None = None  # quantized steps for integer tensors
-    first_index: tuple[int, ...] | None = None  # of the first element outside the tolerance
-    board_value: float | None = None
-    reference_value: float | None = None
-
-    @property
-    def operator(self) -> str:
-        """'CONV_2D #2 (operator 2 of the model)', or the step's label."""
-        op = self.source_operator
-        if op is None:
-            return self.label
-        return f"{op['type']} #{op['index']} (operator {op['index']} of the model)"
-
-    @classmethod
-    def from_json(cls, value: dict[str, Any]) -> StepComparison:
-        fields = dict(value)
-        if fields.get("first_index") is not None:
-            fields["first_index"] = tuple(fields["first_index"])
-        return cls(**fields)
-
-
-@dataclass(frozen=True)
-class LayersReport:
-    """Every step's outputs on one input set; ``first_difference`` is where it starts."""
-
-    sample: SampleRef
-    steps: tuple[StepComparison, ...]
-
-    @property
-    def first_difference(self) -> StepComparison | None:
-        return next((s for s in self.steps if s.status == DIFFERS), None)
-
-    @classmethod
-    def from_json(cls, value: dict[str, Any]) -> LayersReport:
-        sample = value["sample"]
-        return cls(
-            sample=SampleRef(sample["index"], sample.get("seed"), tuple(sample.get("files", ()))),
-            steps=tuple(StepComparison.from_json(s) for s in value["steps"]),
-        )
-
-    def lines(self, folder: str) -> list[str]:
-        counts = {status: 0 for status in (EQUAL, WITHIN, DIFFERS, NOT_COMPARED)}
-        for step in self.steps:
-            counts[step.status] += 1
-        lines = [
-            f"layers on {self.sample.describe(folder)}: {len(self.steps)} step output(s), "
-            + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-        ]
-        rows = [("step", "operator", "backend", "result", "differing", "max abs err")]
-        for step in self.steps:
-            rows.append(
-                (
-                    str(step.step),
-                    step.label,
-                    step.backend,
-                    step.status if not step.note else f"{step.status} ({step.note})",
-                    "-" if step.status == NOT_COMPARED else f"{step.differing}/{step.elements}",
-                    "-" if step.max_abs_error is None else f"{step.max_abs_error:g}",
-                )
-            )
-        widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
-        for row in rows:
-            lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
-        first = self.first_difference
-        if first is None:
-            lines.append("every compared step output equals the reference within the tolerance")
-            return lines
-        where = "" if first.first_index is None else f" at {list(first.first_index)}"
-        lines.append(
-            f"first difference: step {first.step}, {first.operator} on {first.backend}: "
-            f"'{first.tensor}' differs in {first.differing} of {first.elements} elements, the "
-            f"first{where}: board {_value(first.board_value)}, reference "
-            f"{_value(first.reference_value)}; every step before it equals the reference, so "
-            "the difference starts in this operator (its constants or its kernel)"
-        )
-        return lines
-
-
-def _value(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+__all__ = ["LayersReport", "StepComparison", "compare_layers"]
 
 
 def compare_layers(

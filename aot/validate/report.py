@@ -79,6 +79,107 @@ class Accuracy:
         return lines
 
 
+# What --layers says of one step's output (aot.validate.layers compares them).
+EQUAL, WITHIN, DIFFERS, NOT_COMPARED = "equal", "within tolerance", "differs", "not compared"
+
+
+@dataclass(frozen=True)
+class StepComparison:
+    """One tensor a step wrote, against the reference's tensor of the same name."""
+
+    step: int
+    label: str  # the source operators, "CONV_2D #2", as metadata.json's operators say
+    backend: str
+    tensor: str | None  # the source model's name for it; None: an internal tensor
+    status: str  # EQUAL, WITHIN, DIFFERS or NOT_COMPARED
+    source_operator: dict[str, Any] | None = None  # {"index", "type"} of its producer
+    note: str = ""  # why it was not compared
+    elements: int = 0
+    differing: int = 0  # elements outside the tolerance
+    max_abs_error: float | None = None  # quantized steps for integer tensors
+    first_index: tuple[int, ...] | None = None  # of the first element outside the tolerance
+    board_value: float | None = None
+    reference_value: float | None = None
+
+    @property
+    def operator(self) -> str:
+        """'CONV_2D #2 (operator 2 of the model)', or the step's label."""
+        op = self.source_operator
+        if op is None:
+            return self.label
+        return f"{op['type']} #{op['index']} (operator {op['index']} of the model)"
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> StepComparison:
+        fields = dict(value)
+        if fields.get("first_index") is not None:
+            fields["first_index"] = tuple(fields["first_index"])
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class LayersReport:
+    """Every step's outputs on one input set; ``first_difference`` is where it starts."""
+
+    sample: SampleRef
+    steps: tuple[StepComparison, ...]
+
+    @property
+    def first_difference(self) -> StepComparison | None:
+        return next((s for s in self.steps if s.status == DIFFERS), None)
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> LayersReport:
+        sample = value["sample"]
+        return cls(
+            sample=SampleRef(sample["index"], sample.get("seed"), tuple(sample.get("files", ()))),
+            steps=tuple(StepComparison.from_json(s) for s in value["steps"]),
+        )
+
+    def lines(self, folder: str) -> list[str]:
+        counts = {status: 0 for status in (EQUAL, WITHIN, DIFFERS, NOT_COMPARED)}
+        for step in self.steps:
+            counts[step.status] += 1
+        lines = [
+            f"layers on {self.sample.describe(folder)}: {len(self.steps)} step output(s), "
+            + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        ]
+        rows = [("step", "operator", "backend", "result", "differing", "max abs err")]
+        for step in self.steps:
+            rows.append(
+                (
+                    str(step.step),
+                    step.label,
+                    step.backend,
+                    step.status if not step.note else f"{step.status} ({step.note})",
+                    "-" if step.status == NOT_COMPARED else f"{step.differing}/{step.elements}",
+                    "-" if step.max_abs_error is None else f"{step.max_abs_error:g}",
+                )
+            )
+        widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+        for row in rows:
+            lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+        first = self.first_difference
+        if first is None:
+            lines.append("every compared step output equals the reference within the tolerance")
+            return lines
+        where = "" if first.first_index is None else f" at {list(first.first_index)}"
+        lines.append(
+            f"first difference: step {first.step}, {first.operator} on {first.backend}: "
+            f"'{first.tensor}' differs in {first.differing} of {first.elements} elements, the "
+            f"first{where}: board {_value(first.board_value)}, reference "
+            f"{_value(first.reference_value)}; every step before it equals the reference, so "
+            "the difference starts in this operator (its constants or its kernel)"
+        )
+        return lines
+
+
+def _value(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+
+
 @dataclass(frozen=True)
 class ValidationReport:
     folder: str
@@ -97,7 +198,7 @@ class ValidationReport:
     distinct_outputs: int | None = None  # distinct output sets the board gave
     warnings: tuple[str, ...] = field(default=())
     accuracy: Accuracy | None = None  # --labels: top-1 against the labels
-    layers: Any = None  # --layers: an aot.validate.layers.LayersReport
+    layers: LayersReport | None = None  # --layers: every step's output on one input set
 
     @property
     def passed(self) -> bool:
@@ -129,8 +230,6 @@ class ValidationReport:
         if fields.get("accuracy") is not None:
             fields["accuracy"] = Accuracy(**fields["accuracy"])
         if fields.get("layers") is not None:
-            from aot.validate.layers import LayersReport
-
             fields["layers"] = LayersReport.from_json(fields["layers"])
         return cls(**fields)
 
