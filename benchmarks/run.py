@@ -152,8 +152,13 @@ def main(argv: list[str] | None = None) -> int:
         title, rows = SECTIONS[name](**options)
         print(markdown_table(rows))
         if name == "qemu" and args.board:
-            before = results.get(name, {}).get("rows", [])
-            rows = board_order([r for r in before if r["board"] not in args.board] + rows)
+            retired = importlib.import_module("bench_qemu").RETIRED_COLUMNS
+            before = [
+                {k: v for k, v in row.items() if k not in retired}
+                for row in results.get(name, {}).get("rows", [])
+                if row["board"] not in args.board
+            ]
+            rows = board_order(before + rows)
         results[name] = {"title": title, "rows": rows}
         if name == "qemu":
             update_readme(rows)

@@ -202,7 +202,7 @@ def _build_library(
         return Library(archive, tree, arch, kernels, args)
     makefile = "tensorflow/lite/micro/tools/make/Makefile"
     command = ["make", "-f", makefile, *args, f"-j{MAKE_JOBS}", "microlite"]
-    log(f"tflm: building {LIBRARY} for {arch}, {kernels} kernels (about 6 min on 2 cores)")
+    log(f"tflm: building {LIBRARY} for {arch}, {kernels} kernels (6-12 min on 2 cores)")
     log(f"tflm:   cd {tree} && {' '.join(command)}")
     start = time.monotonic()
     with tempfile.TemporaryFile() as output:
