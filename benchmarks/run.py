@@ -28,6 +28,7 @@ import platform
 import re
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -198,7 +199,8 @@ def update_readme(rows: list[dict]) -> None:
     text = README.read_text()
     if sentence is None or not README_BLOCK.search(text):
         return
-    README.write_text(README_BLOCK.sub(lambda m: m.group(1) + sentence + "\n" + m.group(2), text))
+    wrapped = textwrap.fill(sentence, width=90, break_on_hyphens=False)
+    README.write_text(README_BLOCK.sub(lambda m: m.group(1) + wrapped + "\n" + m.group(2), text))
 
 
 BLOCK = re.compile(
