@@ -82,7 +82,7 @@ def aot_run(model: Path, board_name: str, folder: Path, kernels: str) -> tuple[d
     metadata = read_metadata(folder)
     inputs = model_inputs(model, metadata)
     report = run_model(folder, inputs, repeats=REPEATS, timeout=600.0)
-    document = report.to_json(metadata)
+    document = report.to_json(build_description(folder, metadata))
     if document["time_min"] != document["time_max"]:
         raise RuntimeError(f"{model.stem} on {board_name}: runs differ: {document}")
     if document["time_unit"] != "instructions":
@@ -93,6 +93,16 @@ def aot_run(model: Path, board_name: str, folder: Path, kernels: str) -> tuple[d
         np.array_equal(a, b) for a, b in zip(outputs, expected, strict=True)
     )
     return {**document, "bit_exact": exact, "inputs": inputs}, metadata, outputs
+
+
+def build_description(folder: Path, metadata: dict):
+    """What RunReport.to_json reads: the typed manifest (aot.artifacts) where aot has one,
+    else metadata.json as a dict."""
+    try:
+        from aot.artifacts import read_manifest
+    except ImportError:
+        return metadata
+    return read_manifest(folder)
 
 
 def compare(aot_outputs: list[np.ndarray], tflm_outputs: Sequence[bytes]) -> int | None:
