@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from aot.artifacts import LibraryManifest
 from aot.device.client import DeviceClient, check_repeats, check_timeout
 from aot.errors import ConfigError, DeviceError
 
@@ -26,7 +27,7 @@ BENCH_FORMAT = 1  # BenchReport JSON layout version; bump on an incompatible cha
 # How far the per-operator sum may differ from the whole inference (issue 12: 2 %).
 PROFILE_TOLERANCE = 0.02
 
-# connect(folder, metadata, board, timeout) -> a context manager yielding a client whose
+# connect(folder, manifest, board, timeout) -> a context manager yielding a client whose
 # session has not started (bench calls hello()). The default starts the host build or
 # QEMU, or flashes a board (aot.runner.connect).
 Connect = Callable[
@@ -151,19 +152,19 @@ def bench_folder(
     ``inputs``: one array per model input; default all zeros. Each repeat is its own RUN
     request so every inference is timed (min / median / max) and, in a ``--profile``
     build, its per-step ticks are read back and compared across repeats."""
+    from aot.artifacts import read_manifest
     from aot.boards import load_build_board
-    from aot.library import read_metadata
 
     folder = Path(folder)
     check_repeats(repeats, what="bench repeats")
     check_timeout(timeout)
-    metadata = read_metadata(folder)
-    board = load_build_board(metadata)
+    manifest = read_manifest(folder)
+    board = load_build_board(manifest)
     if connect is None:
         from aot.runner import connect as default_connect
 
         connect = default_connect
-    arrays = list(inputs) if inputs is not None else _zero_inputs(metadata)
+    arrays = list(inputs) if inputs is not None else _zero_inputs(manifest)
     per_tick = (board.ticks.instructions_per_tick if board.ticks else None) or 1
 
     times: list[int] = []
@@ -171,7 +172,7 @@ def bench_folder(
     digests: list[str] = []
     from aot.device.process import sigterm_unwinds
 
-    with sigterm_unwinds(), connect(folder, metadata, board, timeout) as client:
+    with sigterm_unwinds(), connect(folder, manifest, board, timeout) as client:
         info = client.hello()
         if not info.ticks_per_second:
             raise DeviceError(
@@ -195,12 +196,11 @@ def bench_folder(
 
     operators = [
         replace(op, resolved=resolved(op.time, per_tick))
-        for op in (_operators(metadata, profiles[-1]) if profiles else [])
+        for op in (_operators(manifest, profiles[-1]) if profiles else [])
     ]
-    sections = metadata.get("build", {}).get("sections", {})
-    clock = describe_clock(board, metadata, result.ticks_per_second, per_tick)
+    clock = describe_clock(board, manifest.template, result.ticks_per_second, per_tick)
     return BenchReport(
-        model=metadata["model"]["name"],
+        model=manifest.name,
         board=board.name,
         time_unit=time_unit(board, result.ticks_per_second),
         units_per_tick=per_tick,
@@ -214,18 +214,18 @@ def bench_folder(
         outputs_sha256=digests[-1],
         peak_stack_bytes=stats.stack_peak_bytes if stats.stack_painted_bytes else None,
         model_stack_bytes=stats.model_stack_bytes,
-        workspace_bytes=metadata["memory"]["workspace_bytes"],
-        pools={p["name"]: p["used_bytes"] for p in metadata["memory"]["pools"]},
-        constants_bytes=metadata["constants"]["bytes"],
-        sections=dict(sections),
+        workspace_bytes=manifest.memory.workspace_bytes,
+        pools={p.name: p.used_bytes for p in manifest.memory.pools},
+        constants_bytes=manifest.constants.bytes,
+        sections=dict(manifest.sections),
         outputs=result.outputs,
         clock=clock.name,
         clock_resolution=clock.resolution,
     )
 
 
-def _zero_inputs(metadata: dict[str, Any]) -> list[np.ndarray]:
-    return [np.zeros(s["shape"], dtype=np.dtype(s["dtype"])) for s in metadata["inputs"]]
+def _zero_inputs(manifest: LibraryManifest) -> list[np.ndarray]:
+    return [np.zeros(s.shape, dtype=np.dtype(s.dtype)) for s in manifest.inputs]
 
 
 def _digest(outputs: list[np.ndarray]) -> str:
@@ -235,8 +235,8 @@ def _digest(outputs: list[np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def _operators(metadata: dict[str, Any], times: list[int]) -> list[OperatorProfile]:
-    steps = metadata["operators"]
+def _operators(manifest: LibraryManifest, times: list[int]) -> list[OperatorProfile]:
+    steps = manifest.operators
     if len(steps) != len(times):
         raise DeviceError(
             f"the device profiled {len(times)} steps but metadata.json lists {len(steps)} "
@@ -245,13 +245,13 @@ def _operators(metadata: dict[str, Any], times: list[int]) -> list[OperatorProfi
     total = sum(times) or 1
     return [
         OperatorProfile(
-            step=step["index"],
-            kernel=step["kernel"],
-            label=step.get("label", step["name"]),
-            source_operators=step.get("source_operators", []),
+            step=step.index,
+            kernel=step.kernel,
+            label=step.shown,
+            source_operators=[op.to_json() for op in step.source_operators],
             time=ticks,
             share=ticks / total,
-            macs=int(step.get("macs", 0)),
+            macs=step.macs,
         )
         for step, ticks in zip(steps, times, strict=True)
     ]

@@ -1,6 +1,9 @@
-"""Compose the stages: model file -> model library folder (+ metadata).
+"""Compose the stages: model file -> model library folder and its manifest.
 
-The CLI's ``build`` calls :func:`compile_model`, then the project and toolchain stages.
+:func:`compile_model` only composes: each stage is a function from the artifact before
+it and its options to the next (``ImportedModel`` -> ``PartitionedModel`` ->
+``LoweredModel`` -> ``CopyPlan`` -> C sources -> ``LibraryManifest``, assembled by
+``aot.artifacts.assemble``). The CLI's ``build`` then runs the project and build stages.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from aot import __version__
+from aot.artifacts.assemble import LibraryFiles, ModelSource, library_manifest
+from aot.artifacts.manifest import LibraryManifest
 from aot.errors import ConfigError
 from aot.library import LIBRARY_DIR, copy_runtime_headers, write_files
 from aot.naming import RUNTIME_PREFIXES
@@ -97,17 +102,46 @@ class CompileOptions:
 
 @dataclass(frozen=True)
 class CompiledLibrary:
-    """What the compile stages produced, as written into the folder's metadata."""
+    """What the compile stages produced: the library folder's manifest (aot build adds
+    the board, the project and the build to it)."""
 
-    metadata: dict[str, Any] = field(repr=False)
-    sources: tuple[str, ...]  # relative to the output folder
+    manifest: LibraryManifest = field(repr=False)
+
+    @property
+    def sources(self) -> tuple[str, ...]:  # relative to the output folder
+        return self.manifest.library.sources
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The manifest as JSON data, as metadata.json holds it."""
+        return self.manifest.to_json()
 
 
-def _tool_versions() -> dict[str, str]:
-    import numpy
-    import tvm
+@dataclass(frozen=True)
+class Backends:
+    """The build's backends in priority order (the accelerators, then the kernel
+    backend), what each one's prepare() returned, and the kernels' instruction sets."""
 
-    return {"aot": __version__, "tvm": tvm.__version__, "numpy": numpy.__version__}
+    backends: tuple[Any, ...]
+    contexts: Mapping[str, Any]
+    isas: tuple[str, ...]
+
+    def used(self, lowered: Any) -> list[Any]:
+        """Those that took a step: the others' drivers are not needed."""
+        return [b for b in self.backends if any(s.backend == b.name for s in lowered.steps)]
+
+
+class _Clock:
+    """Seconds per stage, for metadata.json's compile_seconds."""
+
+    def __init__(self) -> None:
+        self.start = self.mark = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = now - self.mark
+        self.mark = now
 
 
 def compile_model(
@@ -117,34 +151,98 @@ def compile_model(
     progress: Progress | None = None,
     board: Any = None,
 ) -> CompiledLibrary:
-    """Import, lower, plan and generate C for ``model_path`` into ``output/model``."""
-    from aot.backends import get_backend
-    from aot.backends.base import backend_hook, call_hook
+    """Import, partition, lower, plan and generate C for ``model_path`` into
+    ``output/model``; each stage takes the artifact of the one before."""
     from aot.codegen.executor import CodegenOptions, generate_sources
-    from aot.frontend import import_model
-    from aot.lowering import CONSTANT, lower
+    from aot.lowering import lower
     from aot.partition import partition
-    from aot.planning.memory_map import constants_section_bytes
     from aot.planning.schedule import schedule
 
     def report(message: str) -> None:
         if progress is not None:
             progress(message)
 
-    timings: dict[str, float] = {}
-    start = time.perf_counter()
+    clock = _Clock()
+    imported = import_stage(model_path, options, report)
+    clock.lap("import_s")
+
+    backends = prepare_backends(imported, options, board)
+    partitioned = partition(
+        imported,
+        list(backends.backends),
+        progress=report if options.accelerators else None,
+        contexts=dict(backends.contexts),
+    )
+    clock.lap("partition_s")
+
+    report(f"lowering {len(imported.operators)} operators")
+    lowered = lower(partitioned, options.name, progress=None)
+    clock.lap("lower_s")
+
+    lowered = schedule(lowered)
+    report(f"planning the buffers of {len(lowered.steps)} steps with {options.planner}")
+    planned = plan_lowered(lowered, options)
+    if planned.plan.copies:
+        report(f"inserted {len(planned.plan.copies)} copy steps (--allow-copies)")
+    clock.lap("plan_s")
+
+    report("generating C")
+    generated = generate_sources(
+        lowered,
+        planned.plan,
+        CodegenOptions(
+            options.constants_alignment,
+            options.workspace_alignment,
+            options.io_in_pool,
+            options.profile,
+            options.trace,
+        ),
+    )
+    library = library_files(generated, lowered, backends)
+    write_library(output / LIBRARY_DIR, library)
+    clock.lap("codegen_s")
+    clock.seconds["total_s"] = clock.mark - clock.start
+
+    return CompiledLibrary(
+        library_manifest(
+            _model_source(model_path),
+            imported,
+            lowered,
+            planned,
+            generated,
+            library,
+            options,
+            library_dir=LIBRARY_DIR,
+            backends=backends.backends,
+            reports=backend_reports(backends),
+            isas=backends.isas,
+            constants_section_bytes=constants_section_bytes(lowered, options),
+            tool_versions=_tool_versions(),
+            timings=clock.seconds,
+        )
+    )
+
+
+def import_stage(model_path: str | Path, options: CompileOptions, report: Progress) -> Any:
+    """The model file -> ``ImportedModel``, saying which frontend took it."""
+    from aot.frontend import import_model
+
     report(f"importing {model_path}")
     imported = import_model(model_path, options.frontend)
     report(f"imported with the {imported.frontend} frontend")
     for note in imported.notes:
         report(note)
-    timings["import_s"] = time.perf_counter() - start
+    return imported
 
-    mark = time.perf_counter()
-    backends = [get_backend(name, options.backend_options) for name in options.accelerators]
+
+def prepare_backends(imported: Any, options: CompileOptions, board: Any) -> Backends:
+    """The accelerators of ``options``, then the kernel backend the board's features
+    allow (accelerators take their operators first), each prepared for this model."""
+    from aot.backends import get_backend
+    from aot.backends.base import backend_hook
     from aot.kernels import KernelBackend, isas_for
 
-    # The kernel backend comes last: accelerators take their operators first.
+    backends = [get_backend(name, options.backend_options) for name in options.accelerators]
     isas = isas_for(options.kernels, board)
     if isas:
         backends.append(KernelBackend({"isas": isas}))
@@ -154,48 +252,22 @@ def compile_model(
     for backend in backends:
         with backend_hook(backend, "prepare()"):
             contexts[backend.name] = backend.prepare(imported, board)
-    partitioned = partition(
-        imported, backends, progress=report if options.accelerators else None, contexts=contexts
-    )
-    timings["partition_s"] = time.perf_counter() - mark
+    return Backends(tuple(backends), contexts, tuple(isas))
 
-    mark = time.perf_counter()
-    report(f"lowering {len(imported.operators)} operators")
-    lowered = lower(partitioned, options.name, progress=None)
-    timings["lower_s"] = time.perf_counter() - mark
 
-    mark = time.perf_counter()
-    lowered = schedule(lowered)
-    report(f"planning the buffers of {len(lowered.steps)} steps with {options.planner}")
-    planned = plan_lowered(lowered, options)
-    plan = planned.plan
-    if plan.copies:
-        report(f"inserted {len(plan.copies)} copy steps (--allow-copies)")
-    timings["plan_s"] = time.perf_counter() - mark
+def library_files(generated: Any, lowered: Any, backends: Backends) -> LibraryFiles:
+    """The generated C, and the runtime files of every backend that took a step: its
+    sources in a folder of its own (two drivers' util.c never meet), its headers in the
+    shared include/ (two backends' headers of one name must be one header)."""
+    from aot.backends.base import backend_hook, call_hook
 
-    mark = time.perf_counter()
-    report("generating C")
-    generated = generate_sources(
-        lowered,
-        plan,
-        CodegenOptions(
-            options.constants_alignment,
-            options.workspace_alignment,
-            options.io_in_pool,
-            options.profile,
-            options.trace,
-        ),
-    )
-    library_dir = output / LIBRARY_DIR
     files = dict(generated.files)
     include_dirs: list[str] = []
     defines: dict[str, str] = {}
     header_owners: dict[str, str] = {}  # include/<name> -> the backend that shipped it
-    for backend in backends:
-        if not any(step.backend == backend.name for step in lowered.steps):
-            continue  # took nothing: its driver is not needed
+    for backend in backends.used(lowered):
         with backend_hook(backend, "runtime()"):
-            runtime = call_hook(backend.runtime, contexts.get(backend.name))
+            runtime = call_hook(backend.runtime, backends.contexts.get(backend.name))
         # The backend's files for every build, then those its steps' artifacts name.
         kernels = {step.kernel for step in lowered.steps if step.backend == backend.name}
         stepwise = [
@@ -203,8 +275,6 @@ def compile_model(
         ]
         sources = list(dict.fromkeys([*runtime.sources, *(f for r in stepwise for f in r.sources)]))
         headers = list(dict.fromkeys([*runtime.headers, *(f for r in stepwise for f in r.headers)]))
-        # Sources in a folder per backend (two drivers' util.c never meet); headers share
-        # include/, so two backends' headers of one name must be one header.
         for path in sources:
             files[f"src/backends/{backend.name}/{path.name}"] = path.read_text()
         for path in headers:
@@ -224,234 +294,48 @@ def compile_model(
         for files_of in stepwise:
             include_dirs += [str(d) for d in files_of.include_dirs if str(d) not in include_dirs]
             defines.update(files_of.defines)
-    write_files(library_dir, files)
-    copy_runtime_headers(library_dir / "include")
-    timings["codegen_s"] = time.perf_counter() - mark
-    timings["total_s"] = time.perf_counter() - start
+    return LibraryFiles(files, tuple(include_dirs), defines)
 
-    # What each accelerator's own compiler said (e.g. Vela's summary), when it says anything.
+
+def write_library(library_dir: Path, library: LibraryFiles) -> None:
+    write_files(library_dir, dict(library.files))
+    copy_runtime_headers(library_dir / "include")
+
+
+def backend_reports(backends: Backends) -> dict[str, dict[str, Any]]:
+    """What each backend's own compiler said (e.g. Vela's summary), when it says anything."""
+    from aot.backends.base import backend_hook, call_hook
+
     reports: dict[str, dict[str, Any]] = {}
-    for backend in backends:
+    for backend in backends.backends:
         with backend_hook(backend, "report()"):
-            said = dict(call_hook(backend.report, contexts.get(backend.name)))
+            said = dict(call_hook(backend.report, backends.contexts.get(backend.name)))
         if said:
             reports[backend.name] = said
-    source_bytes = Path(model_path).read_bytes()
-    c_lines = sum(content.count("\n") for content in files.values())
-    metadata: dict[str, Any] = {
-        "tool_versions": _tool_versions(),
-        "model": {
-            "name": options.name,
-            "source": str(Path(model_path).resolve()),
-            "source_sha256": hashlib.sha256(source_bytes).hexdigest(),
-            "format": imported.source_format,
-            "frontend": imported.frontend,
-            "source_operators": [op.to_json() for op in imported.sources],
-        },
-        # Backends in priority order (the CPU last, taking what is left), what each took.
-        "backends": [
-            {
-                "name": b.name,
-                "target": b.target,
-                "steps": sum(step.backend == b.name for step in lowered.steps),
-                "source_operators": sum(
-                    len(step.source) for step in lowered.steps if step.backend == b.name
-                ),
-                **({"report": reports[b.name]} if b.name in reports else {}),
-                # Why the emulator cannot run its steps (aot run refuses from this).
-                **({"emulator_note": b.emulator_note} if b.emulator_note else {}),
-            }
-            for b in [*backends, lowered.backends["cpu"]]
-        ],
-        "inputs": [
-            _io_json(spec, tensor)
-            for spec, tensor in zip(imported.inputs, lowered.inputs, strict=True)
-        ],
-        "outputs": [
-            _io_json(spec, tensor)
-            for spec, tensor in zip(imported.outputs, lowered.outputs, strict=True)
-        ],
-        "kernels": {"choice": options.kernels, "isas": list(isas)},
-        "operators": operators_metadata(lowered),
-        "memory": memory_metadata(lowered, planned, options),
-        "activations": [
-            {"id": t.id, "shape": list(t.shape), "dtype": t.dtype, "size_bytes": t.size_bytes}
-            for t in lowered.tensors
-            if t.kind == "intermediate"
-            and lowered.memory_root(t.id) == t.id
-            and any(t.id in step.args for step in lowered.steps)
-        ],
-        "constants": {
-            "bytes": generated.constants_bytes,
-            # With each array's alignment: what the section takes in its memory.
-            "section_bytes": constants_section_bytes(
-                (
-                    max(1, t.size_bytes),
-                    max(options.constants_alignment, t.alignment),
-                )
-                for t in lowered.tensors_of(CONSTANT)
-            ),
-            "count": len(lowered.tensors_of(CONSTANT)),
-            "section": f".rodata.aot.{options.name}.constants",
-            "alignment": options.constants_alignment,
-        },
-        "library": {
-            "dir": LIBRARY_DIR,
-            "include_dirs": [f"{LIBRARY_DIR}/include", *include_dirs],
-            "sources": sorted(f"{LIBRARY_DIR}/{f}" for f in files if f.endswith(".c")),
-            "c_lines": c_lines,
-            "header": f"{LIBRARY_DIR}/include/aot_{options.name}.h",
-            "run_function": f"aot_{options.name}_run",
-            "descriptor": f"aot_{options.name}_model",
-            # Per-step ticks, read back with the protocol's PROFILE command (aot bench).
-            "profile": options.profile,
-            # -D macros the backends' runtime sources need (absent for CPU-only builds).
-            **({"defines": defines} if defines else {}),
-        },
-        # What each step writes, for the TRACE command (only in --trace builds).
-        **({"trace": trace_metadata(lowered)} if options.trace else {}),
-        "compile_seconds": {k: round(v, 3) for k, v in timings.items()},
-    }
-    return CompiledLibrary(metadata=metadata, sources=tuple(metadata["library"]["sources"]))
+    return reports
 
 
-def trace_metadata(lowered: Any) -> dict[str, Any]:
-    """metadata.json's trace: per step, the tensors it writes in the order TRACE returns
-    them, each with the source model's tensor name when it has one (what
-    'aot validate --layers' compares it with)."""
-    return {
-        "steps": [
-            {
-                "step": step.index,
-                "outputs": [
-                    {
-                        "tensor": lowered.tensors[t].source,
-                        "dtype": lowered.tensors[t].dtype,
-                        "shape": list(lowered.tensors[t].shape),
-                        "bytes": lowered.tensors[t].size_bytes,
-                    }
-                    for t in step.outputs
-                ],
-            }
-            for step in lowered.steps
-        ]
-    }
+def constants_section_bytes(lowered: Any, options: CompileOptions) -> int:
+    """What the constants section takes in its memory, each array with its alignment."""
+    from aot.lowering import CONSTANT
+    from aot.planning.memory_map import constants_section_bytes as section_bytes
+
+    return section_bytes(
+        (max(1, t.size_bytes), max(options.constants_alignment, t.alignment))
+        for t in lowered.tensors_of(CONSTANT)
+    )
 
 
-def operators_metadata(lowered: Any) -> list[dict[str, Any]]:
-    """metadata.json's operators: in order, each with where it runs (backend, target)."""
-    return [
-        {
-            "index": step.index,
-            "name": step.operator,
-            "label": step.label,
-            "source_operators": [op.to_json() for op in step.source],
-            "kernel": step.kernel,
-            # What ran it: the hand-written C kernel's function, or "tvm".
-            "implementation": lowered.backends[step.backend].implementation(
-                lowered.artifact(step.kernel)
-            ),
-            "backend": step.backend,
-            "target": step.target,
-            "scratch_bytes": step.scratch_bytes,
-            "macs": step.macs,
-            "workspace_bytes": sum(
-                lowered.tensors[t].size_bytes
-                for t in step.args
-                if lowered.tensors[t].kind == "intermediate"
-            )
-            + step.scratch_bytes,
-        }
-        for step in lowered.steps
-    ]
+def _tool_versions() -> dict[str, str]:
+    import numpy
+    import tvm
+
+    return {"aot": __version__, "tvm": tvm.__version__, "numpy": numpy.__version__}
 
 
-def memory_metadata(lowered: Any, planned: Any, options: CompileOptions) -> dict[str, Any]:
-    """metadata.json's memory: pools, every buffer with its pool, what it holds, its
-    targets and the steps that touch it, the copy steps and the run order with them."""
-    from aot.naming import scratch_buffer_name, tensor_buffer_name
-
-    plan, buffers = planned.plan, planned.buffers
-    buffers_by_name = {b.name: b for b in buffers}
-    # What each buffer holds in the source model's words, for inspect and the picture.
-    holds: dict[str, dict[str, Any]] = {}
-    for tensor in lowered.tensors:
-        producer = next((s for s in lowered.steps if tensor.id in s.outputs and s.source), None)
-        holds[tensor_buffer_name(tensor)] = {
-            "tensor": tensor.source or tensor.name,
-            "source_operator": _op_ref(producer.source[-1]) if producer else None,
-        }
-    for step in lowered.steps:
-        holds[scratch_buffer_name(step.index)] = {
-            "tensor": f"scratch of {step.label}",
-            "source_operator": _op_ref(step.source[-1]) if step.source else None,
-        }
-    for copy in plan.copies:
-        if copy.src not in holds:  # a copy out to the caller's output from its staging
-            holds[copy.src] = {**holds[copy.dst], "copy_of": copy.dst}
-            continue
-        holds[copy.dst] = {**holds[copy.src], "copy_of": copy.src}
-    labels = planned.step_names or ()
-    return {
-        "planner": plan.algorithm,
-        "io_in_pool": options.io_in_pool,
-        "pools": [
-            {**p.to_json(), "used_bytes": plan.pool_sizes.get(p.name, 0)}
-            for p in options.memory.pools
-        ]
-        + [
-            # Operator state, kept between inferences (docs/memory_planning.md).
-            {
-                "name": name,
-                "size_limit": None,
-                "targets": sorted(
-                    {
-                        t
-                        for p in plan.placements
-                        if p.pool == name
-                        for t in buffers_by_name[p.buffer].targets
-                    }
-                ),
-                "used_bytes": plan.pool_sizes[name],
-                "kind": "persistent",
-            }
-            for name in plan.persistent
-        ],
-        "workspace_bytes": plan.workspace_size,
-        "persistent_bytes": plan.total_size - plan.workspace_size,
-        "states": [
-            {**state.to_json(), "buffer": tensor_buffer_name(tensor)}
-            for state, tensor in zip(lowered.imported.states, lowered.states, strict=True)
-        ],
-        "lower_bound_bytes": plan.lower_bound,
-        "pool_lower_bounds": dict(plan.pool_lower_bounds),
-        "activation_lower_bound_bytes": lowered.activation_lower_bound,
-        "allow_copies": options.allow_copies,
-        "constants_targets": _listed(options.memory.constants_targets),
-        "io_targets": _listed(options.memory.io_targets),
-        "buffers": [
-            {
-                **placement.to_json(),
-                **holds.get(placement.buffer, {"tensor": None, "source_operator": None}),
-                "size": buffers_by_name[placement.buffer].size,
-                "start": buffers_by_name[placement.buffer].start,
-                "end": buffers_by_name[placement.buffer].end,
-                **_touched_json(buffers_by_name[placement.buffer], labels),
-            }
-            for placement in plan.placements
-        ],
-        # With copies, buffer lifetimes count positions in this run order (steps and
-        # copies); without, the schedule is the operators in order.
-        "schedule": (
-            [
-                {"step": item} if isinstance(item, int) else {"copy": item.name}
-                for item in planned.schedule
-            ]
-            if plan.copies
-            else None
-        ),
-        "copies": [c.to_json() for c in plan.copies],
-    }
+def _model_source(model_path: str | Path) -> ModelSource:
+    path = Path(model_path)
+    return ModelSource(str(path.resolve()), hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
@@ -464,29 +348,6 @@ def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
 
     buffers = model_buffers(lowered, options.workspace_alignment, options.io_in_pool)
     return plan(buffers, options.memory, PlanOptions(options.planner, options.allow_copies))
-
-
-def _listed(targets: Sequence[str] | None) -> list[str] | None:
-    return None if targets is None else list(targets)
-
-
-def _touched_json(buffer: Any, labels: Sequence[str]) -> dict[str, Any]:
-    """Who touches a buffer: its targets and every (step, target) with the step's label."""
-    return {
-        "targets": list(buffer.targets),
-        "touched_by": [
-            {"step": s, "target": t, "label": labels[s] if s < len(labels) else None}
-            for s, t in buffer.users
-        ],
-    }
-
-
-def _op_ref(op: Any) -> dict[str, Any]:
-    return {"index": op.index, "type": op.type}
-
-
-def _io_json(spec: Any, tensor: Any) -> dict[str, Any]:
-    return {**spec.to_json(), "c_name": tensor.name}
 
 
 def parse_pool(text: str) -> PoolSpec:

@@ -2,7 +2,7 @@
 
 Layout of an output folder::
 
-    DIR/metadata.json          read by every later command (run, inspect, bench)
+    DIR/metadata.json          the manifest every later command reads (aot/artifacts/)
     DIR/model/include/         aot_<name>.h + the runtime headers it needs (aot/*.h)
     DIR/model/src/             kernels, constants, executor
     DIR/project/               the board project (written by aot.project)
@@ -30,13 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from aot import interrupts
-from aot.errors import ConfigError, FileSystemError, ModelError
+from aot.artifacts.manifest import GENERATOR, METADATA_FILE, read_document, written_by_aot_build
+from aot.artifacts.manifest import SCHEMA_VERSION as METADATA_SCHEMA_VERSION  # noqa: F401
+from aot.errors import ConfigError, FileSystemError
 from aot.fs_errors import describe_os_error
 
-METADATA_FILE = "metadata.json"
-METADATA_SCHEMA_VERSION = 1
-# Who wrote a folder: --force replaces only folders whose metadata.json says this.
-GENERATOR = "aot build"
 # Every path a build wrote, relative to its folder: --force refuses to replace a folder
 # holding anything else (a file the user put into project/, say).
 FILES_LIST = "aot-files.json"
@@ -234,7 +232,7 @@ def check_replaceable(output: Path, force: bool, reads: Iterable[str | Path | No
     entries = sorted(entry.name for entry in output.iterdir())
     if not entries:
         return  # an empty folder: nothing to lose
-    if not _written_by_aot_build(output):
+    if not written_by_aot_build(output):
         raise ConfigError(
             f"{refuse}: it is not a folder written by 'aot build' (no {METADATA_FILE} with "
             f'"generator": "{GENERATOR}"); remove it yourself or choose another -o'
@@ -253,14 +251,6 @@ def check_replaceable(output: Path, force: bool, reads: Iterable[str | Path | No
             f"{refuse}: it holds {shown}, which 'aot build' did not write; "
             "move them out or choose another -o"
         )
-
-
-def _written_by_aot_build(folder: Path) -> bool:
-    try:
-        document = json.loads((folder / METADATA_FILE).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(document, dict) and document.get("generator") == GENERATOR
 
 
 def _swap_in(staging: Path, output: Path) -> None:
@@ -318,26 +308,7 @@ def copy_runtime_headers(include_dir: Path) -> None:
         shutil.copy2(RUNTIME_C_DIR / "include" / "aot" / header, target / header)
 
 
-def write_metadata(root: Path, metadata: dict[str, Any]) -> None:
-    document = {"schema_version": METADATA_SCHEMA_VERSION, "generator": GENERATOR, **metadata}
-    (root / METADATA_FILE).write_text(json.dumps(document, indent=2) + "\n")
-
-
 def read_metadata(folder: str | Path) -> dict[str, Any]:
-    path = Path(folder) / METADATA_FILE
-    if not path.is_file():
-        raise ConfigError(
-            f"{folder} is not an aot build folder (no {METADATA_FILE}); create one with "
-            "'aot build MODEL -o DIR'"
-        )
-    try:
-        document = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ModelError(f"{path} is corrupt: {err}") from err
-    version = document.get("schema_version")
-    if version != METADATA_SCHEMA_VERSION:
-        raise ConfigError(
-            f"{path} has metadata schema version {version}; this aot reads version "
-            f"{METADATA_SCHEMA_VERSION}: rebuild the folder with this version of aot"
-        )
-    return document
+    """A build folder's metadata.json as JSON data (tests and scripts look into it; the
+    commands read the typed manifest, ``aot.artifacts.read_manifest``)."""
+    return read_document(folder)

@@ -5,18 +5,19 @@ from __future__ import annotations
 import contextlib
 import math
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from aot.artifacts import LibraryManifest, read_manifest
+from aot.artifacts.manifest import IOTensor
 from aot.boards import Board, load_build_board
 from aot.device.client import DeviceClient, RunResult
 from aot.device.process import sigterm_unwinds
 from aot.errors import ConfigError, InternalError
-from aot.library import read_metadata
 
 
 @dataclass(frozen=True)
@@ -41,18 +42,18 @@ class RunReport:
         each = self.per_run_ticks or (self.result.ticks // max(self.result.runs, 1),)
         return float(statistics.median(t * self.units_per_tick for t in each))
 
-    def clock(self, metadata: dict[str, Any]) -> Any:
+    def clock(self, manifest: LibraryManifest) -> Any:
         """The clock the port timed with and one tick of it (aot/timing.py)."""
         from aot.timing import run_clock
 
-        return run_clock(metadata, self.result.ticks_per_second, self.units_per_tick)
+        return run_clock(manifest, self.result.ticks_per_second, self.units_per_tick)
 
-    def to_json(self, metadata: dict[str, Any]) -> dict[str, Any]:
+    def to_json(self, manifest: LibraryManifest) -> dict[str, Any]:
         from aot.reports import report_identity
 
         result = self.result
         return {
-            **report_identity(metadata["model"]["name"], self.board, self.server),
+            **report_identity(manifest.name, self.board, self.server),
             "runs": result.runs,
             "status": result.status,
             "time_per_run": self.time_per_run,
@@ -65,32 +66,31 @@ class RunReport:
             "ticks_per_run": result.ticks // max(result.runs, 1),
             "ticks_per_second": result.ticks_per_second,
             # Which clock the port timed with and one tick of it (aot/timing.py).
-            **self.clock(metadata).to_json(),
+            **self.clock(manifest).to_json(),
             **self.stats,
-            "sections": metadata.get("build", {}).get("sections", {}),
-            "constants_bytes": metadata["constants"]["bytes"],
-            "workspace_bytes": metadata["memory"]["workspace_bytes"],
-            "pools": metadata["memory"]["pools"],
+            "sections": dict(manifest.sections),
+            "constants_bytes": manifest.constants.bytes,
+            "workspace_bytes": manifest.memory.workspace_bytes,
+            "pools": [pool.to_json() for pool in manifest.memory.pools],
             "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype)} for o in self.outputs],
         }
 
 
-def check_emulator_runs(output: Path, metadata: dict[str, Any], board: Board) -> None:
-    """Refuse at once, from metadata, a build whose steps the emulator cannot run (an
+def check_emulator_runs(output: Path, manifest: LibraryManifest, board: Board) -> None:
+    """Refuse at once, from the manifest, a build whose steps the emulator cannot run (an
     Ethos-U build under QEMU would start and fail with AOT_ERR_MODEL_KERNEL_FAILED)."""
-    for backend in metadata.get("backends", []):
-        note = backend.get("emulator_note")
-        if note and backend.get("steps"):
+    for backend in manifest.backends:
+        if backend.emulator_note and backend.steps:
             raise ConfigError(
-                f"{output} runs operators on {backend['name']} and {board.name} is emulated: "
-                + note.replace("{folder}", str(output))
+                f"{output} runs operators on {backend.name} and {board.name} is emulated: "
+                + backend.emulator_note.replace("{folder}", str(output))
             )
 
 
 @contextlib.contextmanager
 def connect(
     output: Path,
-    metadata: dict[str, Any],
+    manifest: LibraryManifest,
     board: Board,
     timeout: float,
     port: str | None = None,
@@ -103,16 +103,16 @@ def connect(
     ``runner``: its flash runner, instead of the board's own."""
     from aot.device.fault import FaultContext
 
-    with _open_device(output, metadata, board, timeout, port, baud, runner) as client:
-        # A fault names the step by metadata's label and the region by the board's name.
-        client.fault_context = FaultContext.of_build(metadata, board)
+    with _open_device(output, manifest, board, timeout, port, baud, runner) as client:
+        # A fault names the step by its label and the region by the board's name.
+        client.fault_context = FaultContext.of_build(manifest, board)
         yield client
 
 
 @contextlib.contextmanager
 def _open_device(
     output: Path,
-    metadata: dict[str, Any],
+    manifest: LibraryManifest,
     board: Board,
     timeout: float,
     port: str | None,
@@ -125,8 +125,8 @@ def _open_device(
     # The firmware is where the project's build puts it, whether 'aot build' ran the
     # build or the user did (make -C DIR/project, cmake, west build -d ...).
     if board.emulated:
-        check_emulator_runs(output, metadata, board)
-    firmware = firmware_from_metadata(output, metadata)
+        check_emulator_runs(output, manifest, board)
+    firmware = firmware_from_metadata(output, manifest)
     if not board.is_host and not board.emulated:
         # A physical board: flash it with its runner, then talk over its serial port.
         from aot.flash import open_board
@@ -219,14 +219,14 @@ def _looks_like_text(path: Path) -> bool:
     return all(byte >= 0x20 or byte in b"\t\n\r" for byte in sample)
 
 
-def read_input(path: str | Path, spec: dict[str, Any]) -> np.ndarray:
-    """One .npy file for the input ``spec`` (metadata's dtype and shape), checked."""
+def read_input(path: str | Path, spec: IOTensor) -> np.ndarray:
+    """One .npy file for the input ``spec`` (the manifest's dtype and shape), checked."""
     array = _read_npy(Path(path))
-    expected_shape = tuple(spec["shape"])
-    if array.dtype != np.dtype(spec["dtype"]) or array.shape != expected_shape:
+    expected_shape = tuple(spec.shape)
+    if array.dtype != np.dtype(spec.dtype) or array.shape != expected_shape:
         raise ConfigError(
             f"input {path} is a {array.dtype} array of shape {array.shape}; input "
-            f"'{spec['name']}' needs {spec['dtype']} of shape {expected_shape}"
+            f"'{spec.name}' needs {spec.dtype} of shape {expected_shape}"
         )
     return array
 
@@ -238,8 +238,8 @@ SPREAD_STEPS = (None, 32, 8, 2)  # integers: half-width around the zero point (N
 SPREAD_SIGMAS = (1.0, 0.25, 0.05, 0.01)  # floats: N(0, sigma)
 
 
-def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.ndarray]:
-    """Inputs made up from the metadata's shapes and types: all zeros; seeded random
+def fill_inputs(specs: Sequence[IOTensor], mode: str, seed: int) -> list[np.ndarray]:
+    """Inputs made up from the manifest's shapes and types: all zeros; seeded random
     values over an integer type's whole range, N(0, 1) for floats ("random"); or, with
     "spread", from one of four spreads chosen by the seed (``describe_spread``). One
     definition, so 'aot run --fill spread --seed S' reproduces any input 'aot validate'
@@ -248,7 +248,7 @@ def fill_inputs(specs: list[dict[str, Any]], mode: str, seed: int) -> list[np.nd
     level = seed % len(SPREAD_STEPS) if mode == "spread" else 0
     arrays = []
     for spec in specs:
-        dtype, shape = np.dtype(spec["dtype"]), tuple(spec["shape"])
+        dtype, shape = np.dtype(spec.dtype), tuple(spec.shape)
         if mode == "zeros":
             arrays.append(np.zeros(shape, dtype))
         elif dtype.kind in "iu":
@@ -273,16 +273,15 @@ def describe_spread(seed: int) -> str:
     return f"{integers} (floats N(0, {SPREAD_SIGMAS[level]:g}))"
 
 
-def _zero_point(spec: dict[str, Any]) -> int:
-    quantization = spec.get("quantization") or {}
-    zero_points = quantization.get("zero_point") or [0]
-    return int(zero_points[0])
+def _zero_point(spec: IOTensor) -> int:
+    zero_points = spec.quantization.zero_point if spec.quantization else ()
+    return int(zero_points[0]) if zero_points else 0
 
 
-def load_inputs(paths: list[str], metadata: dict[str, Any]) -> list[np.ndarray]:
-    specs = metadata["inputs"]
+def load_inputs(paths: list[str], manifest: LibraryManifest) -> list[np.ndarray]:
+    specs = manifest.inputs
     if len(paths) != len(specs):
-        names = ", ".join(s["name"] for s in specs)
+        names = ", ".join(s.name for s in specs)
         raise ConfigError(
             f"the model takes {len(specs)} input(s) ({names}); got {len(paths)} -i option(s)"
         )
@@ -299,12 +298,12 @@ def run_model(
     runner: str | None = None,
 ) -> RunReport:
     output = Path(output)
-    metadata = read_metadata(output)
-    board = load_build_board(metadata)
+    manifest = read_manifest(output)
+    board = load_build_board(manifest)
     # SIGTERM unwinds the session like an error, so the device is stopped on the way out.
     with (
         sigterm_unwinds(),
-        connect(output, metadata, board, timeout, port, baud, runner) as client,
+        connect(output, manifest, board, timeout, port, baud, runner) as client,
     ):
         client.check_repeat_cap(repeats)  # the firmware's AOT_APP_MAX_REPEATS, as before
         result = client.run(inputs, repeats=1, timeout=timeout)
@@ -338,8 +337,8 @@ def open_session(
     """One device session for the folder's board, for many runs (one QEMU or host process
     start, one flash). Ends the server with QUIT when the block finishes normally."""
     output = Path(output)
-    metadata = read_metadata(output)
-    board = load_build_board(metadata)
-    with sigterm_unwinds(), connect(output, metadata, board, timeout, port, baud) as client:
+    manifest = read_manifest(output)
+    board = load_build_board(manifest)
+    with sigterm_unwinds(), connect(output, manifest, board, timeout, port, baud) as client:
         yield client
         client.quit()

@@ -12,8 +12,8 @@ tick is more than 1% of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from aot.artifacts import LibraryManifest
 from aot.boards import Board
 
 # An operator's time is resolved when one tick is at most 1% of it.
@@ -40,7 +40,7 @@ def _seconds(value: float) -> str:
 
 
 def describe_clock(
-    board: Board, metadata: dict[str, Any], ticks_per_second: int, units_per_tick: float
+    board: Board, template: str | None, ticks_per_second: int, units_per_tick: float
 ) -> Clock:
     """The clock behind a run's figures (``ticks_per_second`` as the firmware announced)."""
     if board.is_host:
@@ -58,7 +58,6 @@ def describe_clock(
             f"the system timer at {ticks_per_second} Hz under QEMU",
             _seconds(1 / ticks_per_second),
         )
-    template = (metadata.get("project") or {}).get("template")
     if board.core in DWT_CORES and ticks_per_second == board.clock_hz:
         what = "the DWT cycle counter" if template == "zephyr" else "a counter at the CPU clock"
         return Clock(f"{what} ({ticks_per_second} Hz)", "1 cycle")
@@ -68,11 +67,12 @@ def describe_clock(
     )
 
 
-def run_clock(metadata: dict[str, Any], ticks_per_second: int, units_per_tick: float) -> Clock:
-    """describe_clock for the board a build folder's metadata names."""
+def run_clock(manifest: LibraryManifest, ticks_per_second: int, units_per_tick: float) -> Clock:
+    """describe_clock for the board and template of a build folder's manifest."""
     from aot.boards import load_build_board
 
-    return describe_clock(load_build_board(metadata), metadata, ticks_per_second, units_per_tick)
+    board = load_build_board(manifest)
+    return describe_clock(board, manifest.template, ticks_per_second, units_per_tick)
 
 
 def resolved(time: float, units_per_tick: float) -> bool:

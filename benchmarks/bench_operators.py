@@ -37,9 +37,9 @@ END = "<!-- bench_operators: end -->"
 
 
 def measure(model: str, board: str, folder: Path, kernels: str = "auto") -> dict:
+    from aot.artifacts import read_manifest
     from aot.bench import bench_folder
     from aot.cli import main as aot_main
-    from aot.library import read_metadata
 
     code = aot_main(
         ["build", str(mlperf_tiny(model)), "--board", board, "-o", str(folder), "--profile", "-q",
@@ -52,11 +52,11 @@ def measure(model: str, board: str, folder: Path, kernels: str = "auto") -> dict
     report = bench_folder(folder, REPEATS, 300.0, inputs=[x])
     data = report.to_json()
     data["bit_exact"] = bool(np.array_equal(report.outputs[0], expected))
-    metadata = read_metadata(folder)
+    manifest = read_manifest(folder)
     data["kernels"] = kernels
-    data["isas"] = metadata["kernels"]["isas"]
+    data["isas"] = list(manifest.kernels.isas)
     # What ran each step: a hand-written kernel's C function, or "tvm".
-    data["implementations"] = [op.get("implementation") for op in metadata["operators"]]
+    data["implementations"] = [op.implementation for op in manifest.operators]
     return data
 
 

@@ -31,7 +31,7 @@ PARITY = 0.03  # the Zephyr build within 3% of the cmsis build
 
 def build_and_run(model: str, board: str, folder: Path, template: str) -> dict:
     """The run report (JSON) of one build, with bit-exactness against the reference."""
-    from aot.library import read_metadata
+    from aot.artifacts import read_manifest
     from aot.runner import run_model
     from aot.testing.harness import build
 
@@ -39,7 +39,7 @@ def build_and_run(model: str, board: str, folder: Path, template: str) -> dict:
     build(MODELS_DIR / f"{model}.tflite", folder, board, *(extra if template == "zephyr" else []))
     x = np.load(MODELS_DIR / f"{model}.input.npy")
     report = run_model(folder, [x], repeats=1, timeout=600.0)
-    document = report.to_json(read_metadata(folder))
+    document = report.to_json(read_manifest(folder))
     expected = np.load(MODELS_DIR / f"{model}.output.npy")
     exact = np.array_equal(report.outputs[0].reshape(expected.shape), expected)
     return {**document, "bit_exact": exact}

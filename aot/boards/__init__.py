@@ -19,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from aot.artifacts.manifest import LibraryManifest
 from aot.errors import ConfigError
 from aot.sizes import parse_size
 
@@ -495,9 +496,6 @@ def load_board(name: str) -> Board:
     raise ConfigError(unknown_board_message(name, boards))
 
 
-BOARD_FILE_KEY = "board_file"  # metadata.json: the YAML a build's --board PATH named
-
-
 def board_file_for_metadata(board: Board) -> str | None:
     """What metadata.json records for a board given as a file (``--board path/b.yaml``):
     its absolute path, so that run, bench, flash and validate load that file and not a
@@ -510,12 +508,11 @@ def board_file_for_metadata(board: Board) -> str | None:
     return str(board.path.resolve())
 
 
-def load_build_board(metadata: Mapping[str, Any]) -> Board:
+def load_build_board(manifest: LibraryManifest) -> Board:
     """The board a build was made for: the board file it recorded, else by name."""
-    recorded = metadata.get(BOARD_FILE_KEY)
-    if not recorded:
-        return load_board(str(metadata["board"]))
-    path = Path(recorded)
+    if not manifest.board_file:
+        return load_board(manifest.board)
+    path = Path(manifest.board_file)
     if not path.is_file():
         raise ConfigError(
             f"the board file {path} this folder was built with (--board) is gone; put it "

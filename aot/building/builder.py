@@ -5,31 +5,11 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from aot.artifacts.project import BuildManifest, ProjectManifest
 from aot.building import toolchain
 from aot.errors import PlanningError, ToolchainError
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    executable: str  # relative to the output folder
-    command: tuple[str, ...]
-    seconds: float
-    sections: dict[str, int]  # bytes per kind: text, rodata, data, bss (firmware only)
-    reserved: dict[str, int] = field(default_factory=dict)  # stack, heap: parts of bss
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "executable": self.executable,
-            "command": list(self.command),
-            "seconds": round(self.seconds, 3),
-            "sections": self.sections,
-            "reserved": self.reserved,
-        }
-
 
 # Output sections holding read-only data rather than code (names the linker scripts use).
 RODATA_MARKERS = ("rodata", "constants")
@@ -105,15 +85,15 @@ def run_make(project_dir: Path) -> tuple[str, ...]:
 
 
 def build_project(
-    output: Path, project: dict[str, Any], shown_as: Path | None = None
-) -> BuildResult:
+    output: Path, project: ProjectManifest, shown_as: Path | None = None
+) -> BuildManifest:
     """Build the project in ``output``; errors name ``shown_as`` (the final folder, when
     ``output`` is a staging folder that is removed on failure)."""
     import time
 
     start = time.perf_counter()
-    project_dir = output / project["dir"]
-    if Path(project["executable"]).suffix == ".elf":
+    project_dir = output / project.dir
+    if Path(project.executable).suffix == ".elf":
         # A cross build: name the missing compiler and its install command up front,
         # rather than make's "Error 127".
         toolchain.arm_gcc()
@@ -123,12 +103,16 @@ def build_project(
         if shown_as is None:
             raise
         raise ToolchainError(str(err).replace(str(output), str(shown_as))) from err
-    executable = output / project["executable"]
+    executable = output / project.executable
     if not executable.is_file():
         raise ToolchainError(
             f"make finished but {executable} was not produced; check {project_dir}/Makefile"
         )
     sections, reserved = section_sizes(executable) if executable.suffix == ".elf" else ({}, {})
-    return BuildResult(
-        project["executable"], command, time.perf_counter() - start, sections, reserved
+    return BuildManifest(
+        executable=project.executable,
+        command=tuple(command),
+        seconds=round(time.perf_counter() - start, 3),
+        sections=sections,
+        reserved=reserved,
     )

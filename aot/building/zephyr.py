@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from aot.artifacts.project import BuildManifest, ProjectManifest, ZephyrTreeInfo
 from aot.boards import Board
 from aot.errors import PlanningError, ToolchainError
 from aot.project.zephyr_tree import BUILD_LOG, BUILD_TIMEOUT_S, ZephyrTree, board_name
@@ -167,28 +168,30 @@ def build(tree: ZephyrTree, board: Board, project: Path) -> ZephyrBuild:
     return ZephyrBuild(elf, tuple(s.command for s in steps), time.perf_counter() - start, log_path)
 
 
-def build_output(output: Path, metadata: dict, board: Board, tree: ZephyrTree) -> dict:
+def build_output(
+    output: Path, project: ProjectManifest, board: Board, tree: ZephyrTree
+) -> BuildManifest:
     """Build the project of an ``aot build`` folder with ``tree``; what metadata.json
     records under ``build`` (as the cmsis template's make build)."""
     from aot.building.builder import section_sizes
 
-    project = output / metadata["project"]["dir"]
-    result = build(tree, board, project)
+    folder = output / project.dir
+    result = build(tree, board, folder)
     sections, reserved = section_sizes(result.elf)
     # Zephyr's linker script names its read-only data section "rodata", without the dot
     # aot.building.builder.section_sizes looks for: move it from text to rodata here.
     rodata = zephyr_rodata_bytes(result.elf)
     if sections and rodata:
         sections = {**sections, "text": sections["text"] - rodata, "rodata": rodata}
-    return {
-        "executable": result.elf.relative_to(output).as_posix(),
-        "command": [list(command) for command in result.commands],
-        "seconds": round(result.seconds, 3),
-        "sections": sections,
-        "reserved": reserved,
-        "zephyr": {"base": str(tree.base), "version": str(tree.version)},
-        "log": result.log.relative_to(output).as_posix(),
-    }
+    return BuildManifest(
+        executable=result.elf.relative_to(output).as_posix(),
+        command=tuple(tuple(command) for command in result.commands),
+        seconds=round(result.seconds, 3),
+        sections=sections,
+        reserved=reserved,
+        zephyr=ZephyrTreeInfo(base=str(tree.base), version=str(tree.version)),
+        log=result.log.relative_to(output).as_posix(),
+    )
 
 
 def zephyr_rodata_bytes(elf: Path) -> int:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aot.artifacts import LibraryManifest
 from aot.cli.common import (
     add_device_options,
     add_farm_options,
@@ -81,22 +82,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _inputs(args: argparse.Namespace, metadata: dict[str, Any]) -> list[Any]:
+def _inputs(args: argparse.Namespace, manifest: LibraryManifest) -> list[Any]:
     from aot.cli.run import fill_inputs
     from aot.runner import load_inputs
 
     if args.fill and args.input:
         raise ConfigError("give the inputs either with -i or with --fill, not both")
     if args.input:
-        return load_inputs(args.input, metadata)
-    return fill_inputs(metadata["inputs"], args.fill or "zeros", args.seed)
+        return load_inputs(args.input, manifest)
+    return fill_inputs(manifest.inputs, args.fill or "zeros", args.seed)
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.artifacts import read_manifest
     from aot.bench import bench_folder, format_report, render_svg
     from aot.cli.run import check_seed
     from aot.device.client import check_repeats, check_timeout
-    from aot.library import read_metadata
     from aot.runner import connect
 
     # Checked before anything starts, like aot run.
@@ -108,16 +109,16 @@ def run(args: argparse.Namespace) -> int:
     if plot is not None and plot.suffix.lower() != ".svg":
         raise ConfigError(f"--plot writes an SVG picture; name the file *.svg, not {plot.name}")
     folder = Path(args.folder)
-    metadata = read_metadata(folder)
-    if plot is not None and not metadata["library"].get("profile"):
+    manifest = read_manifest(folder)
+    if plot is not None and not manifest.library.profile:
         raise ConfigError(
             f"{folder} was built without --profile, so there is nothing per operator to "
             "plot; rebuild it with 'aot build --profile'"
         )
-    inputs = _inputs(args, metadata)
+    inputs = _inputs(args, manifest)
 
-    def open_device(output: Path, meta: dict[str, Any], board: Any, timeout: float) -> Any:
-        return connect(output, meta, board, timeout, args.port, args.baud)
+    def open_device(output: Path, built: LibraryManifest, board: Any, timeout: float) -> Any:
+        return connect(output, built, board, timeout, args.port, args.baud)
 
     if farm is not None:
         from aot.farm.client import bench_remote

@@ -6,9 +6,10 @@ import argparse
 import json
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from aot.artifacts import LibraryManifest
 from aot.boards import Board
 from aot.cli.common import (
     add_json_option,
@@ -194,18 +195,18 @@ def pools_option(args: argparse.Namespace) -> tuple[PoolSpec, ...] | None:
     return None
 
 
-def print_backend_reports(metadata: dict[str, Any]) -> None:
+def print_backend_reports(manifest: LibraryManifest) -> None:
     """What each accelerator's own compiler said (its report's ``lines``), then aot's pools
     with the bytes used and who reaches them, so the two can be read side by side."""
-    reports = [b["report"] for b in metadata.get("backends", []) if b.get("report")]
-    if not reports:
+    reporting = [b for b in manifest.backends if b.report]
+    if not reporting:
         return
-    for report in reports:
-        for line in report.get("lines", []):
+    for backend in reporting:
+        for line in backend.report_lines:
             print(line)
-    for pool in metadata["memory"]["pools"]:
-        targets = ", ".join(pool.get("targets", []))
-        print(f"aot pool {pool['name']}: {pool['used_bytes']} B used, reached by {targets}")
+    for pool in manifest.memory.pools:
+        targets = ", ".join(pool.targets)
+        print(f"aot pool {pool.name}: {pool.used_bytes} B used, reached by {targets}")
 
 
 def backend_options(items: list[str]) -> dict[str, str]:
@@ -220,11 +221,12 @@ def backend_options(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.artifacts import write_manifest
     from aot.boards import load_board
     from aot.building.builder import MemoryOverflowError, build_project
     from aot.compiler import CompileOptions, compile_model, model_name_from_path
     from aot.errors import PlanningError
-    from aot.library import staged_output, write_metadata
+    from aot.library import staged_output
     from aot.planning.memory_map import MemoryMap
     from aot.project import generate_project, project_build_command
 
@@ -255,52 +257,52 @@ def run(args: argparse.Namespace) -> int:
     zephyr_version = zephyr_tree.version if zephyr_tree else None
     with staged_output(output, args.force, reads=[args.model, args.pool_file]) as staging:
         compiled = compile_model(args.model, staging, options, progress=progress, board=board)
-        metadata = dict(compiled.metadata)
-        metadata["board"] = board.name
-        from aot.boards import BOARD_FILE_KEY, board_file_for_metadata
+        from aot.boards import board_file_for_metadata
 
-        board_file = board_file_for_metadata(board)  # --board path/b.yaml: later commands
-        if board_file is not None:  # load that file, not a board of its name
-            metadata[BOARD_FILE_KEY] = board_file
-        metadata["constants"]["memory"] = memory.constants_placement(metadata)
+        # --board path/b.yaml: later commands load that file, not a board of its name.
+        manifest = replace(
+            compiled.manifest, board=board.name, board_file=board_file_for_metadata(board)
+        )
+        constants = replace(manifest.constants, memory=memory.constants_placement(manifest))
+        manifest = replace(manifest, constants=constants)
         progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
-        project = generate_project(staging, metadata, board, args.template, zephyr_version)
-        metadata["project"] = project.to_json()
+        project = generate_project(staging, manifest, board, args.template, zephyr_version)
+        manifest = replace(manifest, project=project)
         if not args.no_build and project.built_by_aot:
             progress("compiling the project")
             try:
-                result = build_project(staging, metadata["project"], shown_as=output)
+                built = build_project(staging, project, shown_as=output)
             except MemoryOverflowError as err:
                 raise PlanningError(
-                    memory.link_overflow_message(err.memory, err.over, metadata)
+                    memory.link_overflow_message(err.memory, err.over, manifest)
                 ) from err
-            metadata["build"] = result.to_json()
-        write_metadata(staging, metadata)
-        # The plan's picture, the same one 'aot inspect' draws, from the metadata just written.
+            manifest = replace(manifest, build=built)
+        write_manifest(staging, manifest)
+        # The plan's picture, the same one 'aot inspect' draws, from the manifest just written.
         from aot.cli.inspect import load_plan, picture
 
-        (staging / "memory.svg").write_text(picture(load_plan(metadata)))
+        (staging / "memory.svg").write_text(picture(load_plan(manifest)))
     if zephyr_tree is not None and not args.no_build:
         # In the final folder, not the staging one: CMake's cache records absolute paths,
         # and a failed build leaves the project and its log to look at.
         progress(f"building the Zephyr project with Zephyr {zephyr_tree.version}")
-        metadata["build"] = build_output(output, metadata, board, zephyr_tree)
-        write_metadata(output, metadata)
+        manifest = replace(manifest, build=build_output(output, project, board, zephyr_tree))
+        write_manifest(output, manifest)
     if not args.json and not getattr(args, "quiet", False):
-        print_backend_reports(metadata)
+        print_backend_reports(manifest)
     summary = {
         "output": str(output),
         "board": board.name,
-        "constants_bytes": metadata["constants"]["bytes"],
-        "workspace_bytes": metadata["memory"]["workspace_bytes"],
-        "lower_bound_bytes": metadata["memory"]["lower_bound_bytes"],
-        "operators": len(metadata["operators"]),
-        "executable": metadata.get("build", {}).get("executable"),
+        "constants_bytes": manifest.constants.bytes,
+        "workspace_bytes": manifest.memory.workspace_bytes,
+        "lower_bound_bytes": manifest.memory.lower_bound_bytes,
+        "operators": len(manifest.operators),
+        "executable": manifest.executable,
         # The template's build command, with the folder as given: 'aot flash' and
         # 'aot run' look for the firmware where it puts it (west: -d project/build).
         "west_command": (
-            shlex.join(project_build_command(output, metadata["project"]))
-            if metadata["project"].get("build_tool") == "west"
+            shlex.join(project_build_command(output, project))
+            if project.build_tool == "west"
             else None
         ),
     }

@@ -50,13 +50,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.artifacts import read_manifest
     from aot.boards import load_build_board
     from aot.flash import FlashOptions, firmware_from_metadata, runner_for
-    from aot.library import read_metadata
 
     folder = Path(args.folder)
-    metadata = read_metadata(folder)
-    board = load_build_board(metadata)
+    manifest = read_manifest(folder)
+    board = load_build_board(manifest)
     if board.is_host or board.emulated:
         where = "runs natively" if board.is_host else "is emulated (QEMU)"
         print(
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     runner = runner_for(board, args.runner)
-    firmware = firmware_from_metadata(folder, metadata)
+    firmware = firmware_from_metadata(folder, manifest)
     options = FlashOptions(probe=args.probe, erase=args.erase, timeout=args.timeout)
     argv = runner.command(board, firmware, options)
     if args.dry_run:

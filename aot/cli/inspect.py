@@ -1,7 +1,7 @@
 """``aot inspect``: show the memory plan of a build folder, as text, JSON and an SVG picture.
 
 Reads only DIR/metadata.json (never the generated C), rebuilds the planner's objects
-(Buffer, Pool, Placement, MemoryPlan) from its "memory" section and draws them with
+(Buffer, Pool, Placement, MemoryPlan) from its manifest's memory and draws them with
 aot.planning.render.render_svg.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aot.artifacts import LibraryManifest
 from aot.cli.common import add_json_option
 from aot.errors import ConfigError, ModelError
 from aot.planning.model import DEFAULT_ALIGNMENT, Buffer, MemoryPlan, Placement, Pool
@@ -80,88 +81,61 @@ class LoadedPlan:
     step_targets: tuple[str, ...] = ()
 
 
-def _field(mapping: Any, key: str, where: str) -> Any:
-    if not isinstance(mapping, dict) or key not in mapping:
-        # Folders from an older or foreign tool: say what is missing and how to fix it.
-        raise ModelError(f"{where} has no '{key}'; rebuild the folder with 'aot build'")
-    return mapping[key]
-
-
-def load_plan(metadata: dict[str, Any], where: str = "metadata.json") -> LoadedPlan:
-    """Rebuild Buffer/Pool/Placement/MemoryPlan objects from a metadata document."""
-    memory = _field(metadata, "memory", where)
-    here = f"{where} memory"
-    pools = []
-    targets = {}
-    for entry in _field(memory, "pools", here):
-        name = _field(entry, "name", f"{here} pool")
-        targets[name] = list(entry.get("targets", ["cpu"]))
-        pools.append(Pool(name, entry.get("size_limit"), tuple(targets[name])))
-    used = {p["name"]: int(p.get("used_bytes", 0)) for p in memory["pools"]}
+def load_plan(manifest: LibraryManifest, where: str = "metadata.json") -> LoadedPlan:
+    """Rebuild Buffer/Pool/Placement/MemoryPlan objects from a build's manifest."""
+    memory = manifest.memory
+    pools = [Pool(p.name, p.size_limit, p.targets) for p in memory.pools]
+    targets = {p.name: list(p.targets) for p in memory.pools}
+    used = {p.name: p.used_bytes for p in memory.pools}
     buffers, placements = [], []
     holds: dict[str, tuple[str | None, str | None]] = {}
-    for entry in _field(memory, "buffers", here):
-        name = _field(entry, "buffer", f"{here} buffer")
-        producer = entry.get("source_operator")
-        holds[name] = (
-            entry.get("tensor"),
-            f"{producer['type']} #{producer['index']}" if isinstance(producer, dict) else None,
-        )
-        if entry.get("pool") not in used:
-            raise ModelError(f"{where}: buffer '{name}' is in unknown pool {entry.get('pool')!r}")
-        try:
-            buffers.append(
-                Buffer(
-                    name,
-                    int(entry["size"]),
-                    int(entry["start"]),
-                    int(entry["end"]),
-                    int(entry.get("alignment", DEFAULT_ALIGNMENT)),
-                    # Folders built before reachability: everything was the CPU's.
-                    targets=tuple(entry.get("targets", ["cpu"])),
-                    users=tuple(
-                        (int(u["step"]), str(u["target"])) for u in entry.get("touched_by", [])
-                    ),
-                )
+    for entry in memory.buffers:
+        producer = entry.source_operator
+        holds[entry.buffer] = (entry.tensor, producer.label if producer is not None else None)
+        if entry.pool not in used:
+            raise ModelError(f"{where}: buffer '{entry.buffer}' is in unknown pool {entry.pool!r}")
+        buffers.append(
+            Buffer(
+                entry.buffer,
+                entry.size,
+                entry.start,
+                entry.end,
+                DEFAULT_ALIGNMENT,
+                targets=entry.targets,
+                users=tuple((u.step, u.target) for u in entry.touched_by),
             )
-            placements.append(Placement(name, entry["pool"], int(entry["offset"])))
-        except (KeyError, TypeError, ValueError) as err:
-            raise ModelError(f"{where}: buffer '{name}' is malformed ({err!r})") from None
-    operators = metadata.get("operators", [])
+        )
+        placements.append(Placement(entry.buffer, entry.pool, entry.offset))
+    operators = manifest.operators
     steps = max([b.end + 1 for b in buffers] + [len(operators)])
     # "label" (source operators, e.g. "CONV_2D #3") since metadata carries it; else "name".
-    names = {
-        int(op.get("index", i)): str(op.get("label") or op.get("name", "?"))
-        for i, op in enumerate(operators)
-    }
-    where = {
-        int(op.get("index", i)): str(op.get("target", "cpu")) for i, op in enumerate(operators)
-    }
-    schedule = memory.get("schedule")
+    names = {op.index: op.shown for op in operators}
+    runs_on = {op.index: op.target for op in operators}
+    schedule = memory.schedule
     if schedule:
         # Built with copies: lifetimes count positions in the run order, copies included.
         step_names = tuple(
-            f"copy {item['copy']}" if "copy" in item else names.get(item["step"], "?")
+            f"copy {item.copy}" if item.copy is not None else names.get(item.step, "?")
             for item in schedule
         )
         step_targets = tuple(
-            "copy" if "copy" in item else where.get(item["step"], "cpu") for item in schedule
+            "copy" if item.copy is not None else runs_on.get(item.step, "cpu") for item in schedule
         )
         steps = max(steps, len(schedule))
         step_names += tuple(f"step {i}" for i in range(len(schedule), steps))
     else:
         step_names = tuple(names.get(i, f"step {i}") for i in range(steps))
-        step_targets = tuple(where.get(i, "cpu") for i in range(steps))
+        step_targets = tuple(runs_on.get(i, "cpu") for i in range(steps))
     from aot.planning import activation_lower_bound
 
-    lower = int(memory.get("lower_bound_bytes", activation_lower_bound(buffers)))
+    lower = memory.lower_bound_bytes
     plan = MemoryPlan(
-        str(memory.get("planner", "?")),
+        memory.planner,
         tuple(placements),
         used,
-        lower,
-        {k: int(v) for k, v in memory.get("pool_lower_bounds", {}).items()},
-        persistent=tuple(p["name"] for p in memory["pools"] if p.get("kind") == "persistent"),
+        activation_lower_bound(buffers) if lower is None else lower,
+        dict(memory.pool_lower_bounds),
+        persistent=tuple(p.name for p in memory.pools if p.persistent),
     )
     return LoadedPlan(plan, tuple(buffers), tuple(pools), targets, step_names, holds, step_targets)
 
@@ -170,7 +144,7 @@ def _ratio(numerator: int, denominator: int | None) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
-def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
+def describe(loaded: LoadedPlan, manifest: LibraryManifest) -> dict[str, Any]:
     """The report as JSON-ready data: pools with their buffers, the peak, the totals."""
     from aot.planning import activation_lower_bound, live_bytes_per_step, peak_step
 
@@ -239,15 +213,14 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
                 for b in live
             ],
         }
-    model = metadata.get("model", {})
     runs_on: dict[str, int] = {}
     for target in loaded.step_targets:
         runs_on[target] = runs_on.get(target, 0) + 1
     return {
-        "model": model.get("name"),
-        "source": model.get("source"),
+        "model": manifest.model.name,
+        "source": manifest.model.source,
         "planner": plan.algorithm,
-        "operators": len(metadata.get("operators", [])),
+        "operators": len(manifest.operators),
         "buffers": len(loaded.buffers),
         "workspace_bytes": plan.workspace_size,
         "persistent_bytes": plan.total_size - plan.workspace_size,
@@ -257,14 +230,10 @@ def describe(loaded: LoadedPlan, metadata: dict[str, Any]) -> dict[str, Any]:
         "operators_by_target": runs_on,
         # Which kernel ran each operator (a hand-written one's C function, or "tvm").
         "operator_kernels": [
-            {
-                "index": op.get("index", i),
-                "label": op.get("label"),
-                "implementation": op.get("implementation"),
-            }
-            for i, op in enumerate(metadata.get("operators", []))
+            {"index": op.index, "label": op.label, "implementation": op.implementation}
+            for op in manifest.operators
         ],
-        "copies": list(metadata.get("memory", {}).get("copies", [])),
+        "copies": [copy.to_json() for copy in manifest.memory.copies],
         "pools": pools,
     }
 
@@ -385,12 +354,12 @@ def picture(loaded: LoadedPlan) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from aot.library import METADATA_FILE, read_metadata
+    from aot.artifacts import METADATA_FILE, read_manifest
 
     folder = Path(args.folder)
-    metadata = read_metadata(folder)  # ConfigError when DIR is not a build folder
-    loaded = load_plan(metadata, str(folder / METADATA_FILE))
-    report = describe(loaded, metadata)
+    manifest = read_manifest(folder)  # ConfigError when DIR is not a build folder
+    loaded = load_plan(manifest, str(folder / METADATA_FILE))
+    report = describe(loaded, manifest)
     svg_path = None
     if not args.no_svg:
         svg_path = Path(args.svg) if args.svg else folder / "memory.svg"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aot.artifacts.manifest import LibraryManifest, Quantization
 from aot.cli.common import (
     add_device_options,
     add_farm_options,
@@ -132,22 +133,23 @@ def format_values(output: np.ndarray) -> str:
     return f"[{head}, ...] ({len(flat)} values; --top K or --save DIR for the rest)"
 
 
-def dequantize(index: int, value: float, output: np.ndarray, spec: dict[str, Any]) -> float | None:
+def dequantize(
+    index: int, value: float, output: np.ndarray, quant: Quantization | None
+) -> float | None:
     """real = scale * (q - zero_point) for the value at flat ``index``; None when the
     output is not quantized."""
     import numpy as np
 
-    quant = spec.get("quantization")
-    if not quant or not quant.get("scale"):
+    if quant is None or not quant.scale:
         return None
     channel = 0
-    if quant.get("axis") is not None and len(quant["scale"]) > 1:
-        channel = int(np.unravel_index(index, output.shape)[quant["axis"]])
-    scale, zero_point = quant["scale"][channel], quant["zero_point"][channel]
+    if quant.axis is not None and len(quant.scale) > 1:
+        channel = int(np.unravel_index(index, output.shape)[quant.axis])
+    scale, zero_point = quant.scale[channel], quant.zero_point[channel]
     return float(scale) * (float(value) - int(zero_point))
 
 
-def top_values(output: np.ndarray, spec: dict[str, Any], k: int) -> list[dict[str, Any]]:
+def top_values(output: np.ndarray, quant: Quantization | None, k: int) -> list[dict[str, Any]]:
     """The k largest values (ties: lower index first) with their flat index."""
     import numpy as np
 
@@ -157,7 +159,7 @@ def top_values(output: np.ndarray, spec: dict[str, Any], k: int) -> list[dict[st
         {
             "index": int(i),
             "value": flat[i].item(),
-            "dequantized": dequantize(int(i), flat[i].item(), output, spec),
+            "dequantized": dequantize(int(i), flat[i].item(), output, quant),
         }
         for i in order
     ]
@@ -172,26 +174,26 @@ def check_seed(args: argparse.Namespace) -> None:
         args.seed = 0
 
 
-def _inputs(args: argparse.Namespace, metadata: dict[str, Any]) -> list[np.ndarray]:
+def _inputs(args: argparse.Namespace, manifest: LibraryManifest) -> list[np.ndarray]:
     from aot.runner import load_inputs
 
-    specs = metadata["inputs"]
+    specs = manifest.inputs
     if args.fill and args.input:
         raise ConfigError("give the inputs either with -i or with --fill, not both")
     if args.fill:
         return fill_inputs(specs, args.fill, args.seed)
     if not args.input and specs:
-        names = ", ".join(s["name"] for s in specs)
+        names = ", ".join(s.name for s in specs)
         raise ConfigError(
             f"the model takes {len(specs)} input(s) ({names}); give one -i NPY per input, "
             "or run on made-up inputs with --fill zeros or --fill random"
         )
-    return load_inputs(args.input, metadata)
+    return load_inputs(args.input, manifest)
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.artifacts import read_manifest
     from aot.device.client import check_repeats, check_timeout
-    from aot.library import read_metadata
     from aot.runner import run_model
 
     # Checked before anything starts: nan, inf or 2**32 would fail deep in the transport.
@@ -202,8 +204,8 @@ def run(args: argparse.Namespace) -> int:
     check_seed(args)
     farm = farm_target(args)
     folder = Path(args.folder)
-    metadata = read_metadata(folder)
-    inputs = _inputs(args, metadata)
+    manifest = read_manifest(folder)
+    inputs = _inputs(args, manifest)
     if args.save:
         from aot.user_files import check_save_folder
 
@@ -227,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
     from aot.user_files import save_arrays
 
     saved = save_arrays(args.save, report.outputs, "output") if args.save else []
-    document = report.to_json(metadata)
+    document = report.to_json(manifest)
     document["saved"] = saved
     document["inputs_filled"] = (
         None
@@ -236,18 +238,18 @@ def run(args: argparse.Namespace) -> int:
     )
     tops = []
     for entry, output, spec in zip(
-        document["outputs"], report.outputs, metadata["outputs"], strict=True
+        document["outputs"], report.outputs, manifest.outputs, strict=True
     ):
-        entry["name"] = spec["name"]
+        entry["name"] = spec.name
         entry["values"] = output.reshape(-1).tolist()
-        tops.append(top_values(output, spec, args.top) if args.top else None)
+        tops.append(top_values(output, spec.quantization, args.top) if args.top else None)
         if args.top:
             entry["top"] = tops[-1]
     if args.json:
         json.dump(document, sys.stdout, indent=2)
         print()
         return 0
-    print(f"model '{metadata['model']['name']}' on {report.board}: {report.result.runs} run(s)")
+    print(f"model '{manifest.name}' on {report.board}: {report.result.runs} run(s)")
     print(f"  time per run   {document['time_per_run']} {document['time_unit']}")
     if report.result.runs > 1:
         spread = f"{document['time_min']} / {_number(document['time_median'])} / "
@@ -256,7 +258,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  clock          {document['clock']}, one tick {document['clock_resolution']}")
     if document.get("server"):
         print(f"  ran by         {document['server']}")
-    for line in section_lines(document["sections"], metadata.get("build", {}).get("reserved")):
+    reserved = manifest.build.reserved if manifest.build is not None else None
+    for line in section_lines(document["sections"], reserved):
         print(line)
     if document.get("peak_stack_bytes") is not None:
         print(f"  peak stack     {document['peak_stack_bytes']} B")

@@ -167,16 +167,16 @@ def _farm_session(args: argparse.Namespace, tracker: object, key: str) -> object
     device session; the session it is given replays their outputs (docs/farm.md)."""
     from pathlib import Path
 
+    from aot.artifacts import read_manifest
     from aot.farm.client import ReplaySession, run_sets_on_a_board
-    from aot.library import read_metadata
     from aot.validate import check_signature, open_reference
     from aot.validate.core import MAX_COUNT
     from aot.validate.inputs import folder_samples, random_samples
 
-    metadata = read_metadata(args.folder)
+    manifest = read_manifest(args.folder)
     # A wrong reference is reported before a board is borrowed.
-    check_signature(metadata, open_reference(args.model), Path(args.model))
-    specs = metadata["inputs"]
+    check_signature(manifest, open_reference(args.model), Path(args.model))
+    specs = manifest.inputs
     if args.inputs is not None:
         samples = folder_samples(args.inputs, specs)
     else:

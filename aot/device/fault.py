@@ -6,10 +6,11 @@ outside region 'psram' [0x60000000, 0x61000000)``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aot.artifacts import LibraryManifest
 from aot.device.error_codes import describe_error, error_name
 from aot.device.protocol import FAULT_NONE, RunFault
 
@@ -26,8 +27,8 @@ class FaultContext:
     memories: tuple[tuple[str, int, int], ...] = ()
 
     @classmethod
-    def of_build(cls, metadata: Mapping[str, Any], board: Any) -> FaultContext:
-        steps = tuple((op["label"], op["backend"]) for op in metadata.get("operators", []))
+    def of_build(cls, manifest: LibraryManifest, board: Any) -> FaultContext:
+        steps = tuple((op.label, op.backend) for op in manifest.operators)
         memories = tuple((m.name, m.base, m.size) for m in board.memories)
         return cls(steps, memories)
 

@@ -315,14 +315,14 @@ def call_job(
 ) -> dict[str, Any]:
     """Runs ``job`` (see :mod:`aot.farm.jobs`) on a farm board for the build ``folder``:
     the generic seam every remote command goes through. Returns the job's JSON result."""
+    from aot.artifacts import read_manifest
     from aot.boards import load_build_board
-    from aot.library import read_metadata
 
     folder = Path(folder)
-    metadata = read_metadata(folder)
+    manifest = read_manifest(folder)
     definition = jobs.get(job)
-    bundle = wire.pack_bundle(folder, metadata, inputs)
-    board = load_build_board(metadata)
+    bundle = wire.pack_bundle(folder, manifest, inputs)
+    board = load_build_board(manifest)
     seconds = jobs.session_seconds(definition, params, timeout, board)
     with borrow(tracker, key, timeout, seconds) as remote:
         if remote.board != board.name:

@@ -92,24 +92,24 @@ def _runs(
 ) -> dict[str, Any]:
     """Many input sets, one device session (one QEMU start, one flash): ``inputs`` is the
     sets one after the other, ``params["per_set"]`` arrays each."""
+    from aot.artifacts import read_manifest
     from aot.boards import load_build_board
     from aot.device.client import check_timeout
     from aot.device.process import sigterm_unwinds
     from aot.farm.wire import encode_array
-    from aot.library import read_metadata
     from aot.runner import connect
 
     timeout = check_timeout(params.get("timeout", 60.0))
     per_set = int(params.get("per_set", 1))
     if per_set < 1 or len(inputs) % per_set:
         raise ConfigError(f"{len(inputs)} input arrays do not make sets of {per_set}")
-    metadata = read_metadata(folder)
-    board = load_build_board(metadata)
+    manifest = read_manifest(folder)
+    board = load_build_board(manifest)
     outputs = []
     with (
         sigterm_unwinds(),
         connect(
-            folder, metadata, board, timeout, ctx.serial_port, ctx.baud, ctx.flash_runner
+            folder, manifest, board, timeout, ctx.serial_port, ctx.baud, ctx.flash_runner
         ) as client,
     ):
         for start in range(0, len(inputs), per_set):
@@ -127,9 +127,9 @@ def _bench(
     from aot.device.client import check_repeats, check_timeout
     from aot.runner import connect
 
-    def open_device(output: Path, metadata: dict[str, Any], board: Any, timeout: float) -> Any:
+    def open_device(output: Path, manifest: Any, board: Any, timeout: float) -> Any:
         return connect(
-            output, metadata, board, timeout, ctx.serial_port, ctx.baud, ctx.flash_runner
+            output, manifest, board, timeout, ctx.serial_port, ctx.baud, ctx.flash_runner
         )
 
     report = bench_folder(

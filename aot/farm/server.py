@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from aot.artifacts import LibraryManifest
 from aot.errors import ConfigError, DeviceError, ToolchainError
 from aot.farm import jobs, wire
 from aot.farm.client import TrackerAddress, TrackerConnection, check_key
@@ -252,8 +253,8 @@ def _call(job_name: str, bundle: bytes, request: bytes) -> bytes:
         with tempfile.TemporaryDirectory(prefix="aot-farm-") as tmp:
             folder = Path(tmp)
             inputs = wire.unpack_bundle(bytes(bundle), folder)
-            metadata = _check_folder(folder)
-            _log(f"running '{job.name}' of model '{metadata['model']['name']}'")
+            manifest = _check_folder(folder)
+            _log(f"running '{job.name}' of model '{manifest.name}'")
             result = job.function(folder, inputs, params, _CONTEXT)
         _log(f"'{job.name}' done")
         return wire.encode_result(result)
@@ -262,16 +263,16 @@ def _call(job_name: str, bundle: bytes, request: bytes) -> bytes:
         return wire.encode_error(err)
 
 
-def _check_folder(folder: Path) -> dict[str, Any]:
+def _check_folder(folder: Path) -> LibraryManifest:
+    from aot.artifacts import read_manifest
     from aot.boards import load_board
-    from aot.library import read_metadata
 
     assert _CONTEXT is not None
-    metadata = read_metadata(folder)
-    built_for = load_board(metadata["board"]).name
+    manifest = read_manifest(folder)
+    built_for = load_board(manifest.board).name
     if built_for != _CONTEXT.board:
         raise ConfigError(
             f"this server's board is a {_CONTEXT.board}, the firmware was built for "
             f"{built_for}: borrow a board of that kind (another --key)"
         )
-    return metadata
+    return manifest

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from aot import errors
+from aot.artifacts import LibraryManifest
 from aot.errors import AotError, ConfigError, InternalError, ProtocolError
 
 # Bumped when a reply or bundle changes incompatibly; client and server compare it.
@@ -28,24 +29,24 @@ METADATA = "metadata.json"
 INPUTS = "inputs"
 
 
-def firmware_path(folder: Path, metadata: dict[str, Any]) -> PurePosixPath:
-    """The firmware's path inside ``folder``, as the metadata records it; a missing file
+def firmware_path(folder: Path, manifest: LibraryManifest) -> PurePosixPath:
+    """The firmware's path inside ``folder``, as the manifest records it; a missing file
     gets the same message as a local run."""
     from aot.flash import firmware_from_metadata
     from aot.flash.core import missing_firmware_message
 
-    firmware = firmware_from_metadata(folder, metadata)
+    firmware = firmware_from_metadata(folder, manifest)
     if not firmware.elf.is_file():
         raise ConfigError(missing_firmware_message(firmware))
     return PurePosixPath(firmware.elf.relative_to(folder).as_posix())
 
 
-def pack_bundle(folder: Path, metadata: dict[str, Any], inputs: list[np.ndarray]) -> bytes:
+def pack_bundle(folder: Path, manifest: LibraryManifest, inputs: list[np.ndarray]) -> bytes:
     """metadata.json, the firmware and the inputs of one job, as tar bytes."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         tar.add(folder / METADATA, arcname=METADATA)
-        relative = firmware_path(folder, metadata)
+        relative = firmware_path(folder, manifest)
         tar.add(folder / relative, arcname=str(relative))
         for index, array in enumerate(inputs):
             data = array_bytes(array)

@@ -18,11 +18,12 @@ import shutil
 import signal
 import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from aot.artifacts import LibraryManifest
 from aot.boards import Board
 from aot.errors import ConfigError, FlashError, ToolchainError
 from aot.registry import Registry
@@ -232,20 +233,19 @@ def missing_firmware_message(firmware: Firmware) -> str:
     return f"firmware {firmware.elf} not found; {how}, or rerun 'aot build' without --no-build"
 
 
-def firmware_from_metadata(output: Path, metadata: Mapping[str, Any]) -> Firmware:
-    """The firmware of a folder made by 'aot build', from its metadata.json: where the
+def firmware_from_metadata(output: Path, manifest: LibraryManifest) -> Firmware:
+    """The firmware of a folder made by 'aot build', from its manifest: where the
     project's build puts it, whoever ran that build (aot, make, cmake, west)."""
     from aot.project import project_build_command
 
-    project = metadata.get("project")
-    if not project:
+    project = manifest.project
+    if project is None:
         raise ConfigError(f"{output} has no project in its metadata.json; run 'aot build'")
-    project_dir = output / project["dir"]
-    build = metadata.get("build")
-    executable = build["executable"] if build else project["executable"]
+    project_dir = output / project.dir
+    executable = manifest.executable or project.executable
     command = project_build_command(output, project)
-    if not command and project.get("built_by_aot", True) and "build_tool" not in project:
-        command = ["make", "-C", str(project_dir)]  # folders written before build_tool
+    if not command and project.build_tool == "make":
+        command = ["make", "-C", str(project_dir)]  # folders written before build_command
     return Firmware(
         elf=output / executable,
         project_dir=project_dir,

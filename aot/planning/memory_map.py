@@ -24,8 +24,8 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
+from aot.artifacts.manifest import LibraryManifest
 from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError, PlanningError
 from aot.planning.model import DEFAULT_TARGETS, Pool, PoolSpec
@@ -115,7 +115,7 @@ class MemoryMap:
         """The pools as the planners see them."""
         return tuple(p.pool() for p in self.pools)
 
-    def constants_placement(self, metadata: Mapping[str, Any]) -> str | None:
+    def constants_placement(self, manifest: LibraryManifest) -> str | None:
         """The board memory holding a compiled model's constants: the requested one
         (checked to allow them), else the first in the board's order where they fit
         beside what else goes there; then everything aot placed is checked against its
@@ -125,9 +125,9 @@ class MemoryMap:
             if self.constants_requested:
                 raise ConfigError("--constants-memory needs a board with a memory map, not host")
             return None
-        planned = {**metadata["constants"], "memory": self.constants_memory}
-        memory = self.place_constants({**metadata, "constants": planned}, self.constants_requested)
-        self.check_capacity({**metadata, "constants": {**planned, "memory": memory}})
+        planned = _constants_in(manifest, self.constants_memory)
+        memory = self.place_constants(planned, self.constants_requested)
+        self.check_capacity(_constants_in(manifest, memory))
         return memory
 
     def holding(self, kind: str) -> tuple[MemoryRegion, ...]:
@@ -151,29 +151,28 @@ class MemoryMap:
         reach = self.reached_by(preferred)
         return tuple(m for m in self.holding("constants") if self.reached_by(m.name) == reach)
 
-    def placed(self, metadata: Mapping[str, Any]) -> dict[str, list[Placed]]:
-        """Memory name -> what aot puts there, from a compiled model's metadata."""
+    def placed(self, manifest: LibraryManifest) -> dict[str, list[Placed]]:
+        """Memory name -> what aot puts there, from a compiled model's manifest."""
         placed: dict[str, list[Placed]] = {m.name: [] for m in self.board.memories}
-        constants = metadata["constants"]
-        if constants.get("memory"):
-            size = constants.get("section_bytes", constants["bytes"])
-            placed[constants["memory"]].append(Placed("constants", size))
-        for pool in metadata["memory"]["pools"]:
-            if pool["used_bytes"]:
-                memory = self.pool_memory(pool["name"]).name
-                placed[memory].append(Placed(f"pool '{pool['name']}'", pool["used_bytes"]))
-        if not metadata["memory"].get("io_in_pool"):
+        constants = manifest.constants
+        if constants.memory:
+            placed[constants.memory].append(Placed("constants", constants.placed_bytes))
+        for pool in manifest.memory.pools:
+            if pool.used_bytes:
+                memory = self.pool_memory(pool.name).name
+                placed[memory].append(Placed(f"pool '{pool.name}'", pool.used_bytes))
+        if not manifest.memory.io_in_pool:
             # The application's I/O arena, in .bss of the data memory (aot/project).
             data = self.board.default_region("data").name
-            placed[data].append(Placed("inputs and outputs", io_arena_bytes(metadata)))
+            placed[data].append(Placed("inputs and outputs", io_arena_bytes(manifest)))
         return placed
 
-    def place_constants(self, metadata: Mapping[str, Any], requested: str | None) -> str:
+    def place_constants(self, manifest: LibraryManifest, requested: str | None) -> str:
         """The memory for the constants: ``requested`` (--constants-memory) if given, else
         the first of ``constants_choices`` where they fit beside what else is placed
         there (the memory the model was planned with when they fit nowhere: the capacity
         check then names it)."""
-        planned = metadata["constants"].get("memory") or self.board.default_region("constants").name
+        planned = manifest.constants.memory or self.board.default_region("constants").name
         if requested is not None:
             region = self.board.region(requested)
             if not region.may_hold("constants"):
@@ -182,28 +181,27 @@ class MemoryMap:
                     f"constants; it holds {', '.join(region.holds)}"
                 )
             return region.name
-        without = {**metadata["constants"], "memory": None}
-        others = self.placed({**metadata, "constants": without})
-        size = metadata["constants"].get("section_bytes", metadata["constants"]["bytes"])
+        others = self.placed(_constants_in(manifest, None))
+        size = manifest.constants.placed_bytes
         for region in self.constants_choices(planned):
             if size + sum(p.size for p in others[region.name]) <= region.size:
                 return region.name
         return planned
 
-    def check_capacity(self, metadata: Mapping[str, Any]) -> None:
+    def check_capacity(self, manifest: LibraryManifest) -> None:
         """Fail when what the plan puts in a memory exceeds it, before the firmware is
         compiled."""
-        placed = self.placed(metadata)
+        placed = self.placed(manifest)
         for region in self.board.memories:
             total = sum(p.size for p in placed[region.name])
             if total > region.size:
-                raise PlanningError(self._overflow(region, placed, metadata, total))
+                raise PlanningError(self._overflow(region, placed, manifest, total))
 
     def _overflow(
         self,
         region: MemoryRegion,
         placed: Mapping[str, list[Placed]],
-        metadata: Mapping[str, Any],
+        manifest: LibraryManifest,
         total: int,
     ) -> str:
         parts = " + ".join(f"{p.what} {p.size} B" for p in placed[region.name])
@@ -212,14 +210,14 @@ class MemoryMap:
         return (
             f"memory '{region.name}' of board '{self.board.name}' ({region.size} bytes) cannot "
             f"hold what the plan puts in it: {parts}, {total - region.size} bytes "
-            f"over; {self._advice(region, placed, metadata, total - region.size)}"
+            f"over; {self._advice(region, placed, manifest, total - region.size)}"
         )
 
     def _advice(
         self,
         region: MemoryRegion,
         placed: Mapping[str, list[Placed]],
-        metadata: Mapping[str, Any],
+        manifest: LibraryManifest,
         over: int,
     ) -> str:
         """The options that can fix an overflow of ``region``: move the constants (with
@@ -231,9 +229,9 @@ class MemoryMap:
         if constants is not None:
             target = self._constants_elsewhere(region, placed, constants)
             if target is not None:
-                readers = {op["target"] for op in metadata["operators"]}
+                readers = {op.target for op in manifest.operators}
                 far = sorted(readers - self.reached_by(target.name))
-                copies = far and not metadata["memory"].get("allow_copies")
+                copies = far and not manifest.memory.allow_copies
                 advice.append(
                     f"move the constants with --constants-memory {target.name}"
                     + (f" --allow-copies ({', '.join(far)} cannot reach it)" if copies else "")
@@ -247,7 +245,7 @@ class MemoryMap:
                     advice.append(
                         f"give {what} at most {room}K (--pool {pool}:{room}K with the other "
                         "pools"
-                        + ("" if metadata["memory"].get("allow_copies") else ", and --allow-copies")
+                        + ("" if manifest.memory.allow_copies else ", and --allow-copies")
                         + ")"
                     )
         if not advice:
@@ -266,19 +264,19 @@ class MemoryMap:
                 return other
         return None
 
-    def link_overflow_message(self, memory: str, over: int, metadata: Mapping[str, Any]) -> str:
+    def link_overflow_message(self, memory: str, over: int, manifest: LibraryManifest) -> str:
         """The linker's ``region 'X' overflowed by N bytes``, in aot's words: what aot put
         in that memory and the option that moves it; the rest (code, runtime data, stack)
         is the linker's measure, which only a smaller model or a larger memory changes."""
         region = self.board.region(memory)
-        placed = self.placed(metadata)
+        placed = self.placed(manifest)
         here = placed.get(region.name, [])
         kinds = [k for k in ("code", "data", "stack") if region.may_hold(k)]
         own = {"code": "the code", "data": "the runtime's data", "stack": "the stack"}
         holds = ", ".join([*(own[k] for k in kinds if self._lands(k, region)),
                            *(f"{p.what} {p.size} B" for p in here)])  # fmt: skip
         advice = (
-            self._advice(region, placed, metadata, over)
+            self._advice(region, placed, manifest, over)
             if here
             else "use a smaller model or a board with more memory"
         )
@@ -293,16 +291,19 @@ class MemoryMap:
         return self.board.default_region(kind).name == region.name
 
 
-def io_arena_bytes(metadata: Mapping[str, Any]) -> int:
+def io_arena_bytes(manifest: LibraryManifest) -> int:
     """The application's I/O arena (aot/project sizes it; the capacity check counts it).
     Each tensor is aligned to 16 bytes in it; a model built with --io-in-pool brings its
     own buffers."""
-    if metadata["memory"].get("io_in_pool"):
+    if manifest.memory.io_in_pool:
         return 16
-    total = 0
-    for tensor in [*metadata["inputs"], *metadata["outputs"]]:
-        total += (int(tensor["size_bytes"]) + 15) // 16 * 16
+    total = sum((tensor.size_bytes + 15) // 16 * 16 for tensor in manifest.tensors)
     return max(total, 16)
+
+
+def _constants_in(manifest: LibraryManifest, memory: str | None) -> LibraryManifest:
+    """``manifest`` with its constants in ``memory``."""
+    return replace(manifest, constants=replace(manifest.constants, memory=memory))
 
 
 def is_mapped(board: Board) -> bool:

@@ -16,13 +16,15 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aot.artifacts.manifest import LibraryManifest
+from aot.artifacts.project import ProjectManifest
 from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError, InternalError
-from aot.library import LIBRARY_DIR, RUNTIME_C_DIR
+from aot.library import RUNTIME_C_DIR
 from aot.planning.memory_map import io_arena_bytes  # the planner counts it too
 
 # Templates ship inside the package (package data), beside this module.
@@ -40,35 +42,6 @@ BUILD_TOOLS = ("make", "west", "none")
 APP_MAX_PAYLOAD = 512
 # Where no linker symbol bounds the stack (host builds), paint this much below main.
 HOST_STACK_PAINT = 256 * 1024
-
-
-@dataclass(frozen=True)
-class ProjectInfo:
-    template: str
-    port: str
-    dir: str  # relative to the output folder
-    executable: str  # relative to the output folder, once built
-    build_tool: str  # one of BUILD_TOOLS, from the template's template.yaml
-    # The command that builds the project, relative to the output folder (empty: none).
-    build_command: tuple[str, ...] = ()
-    variables: Mapping[str, str] = field(repr=False, default_factory=dict)
-
-    @property
-    def built_by_aot(self) -> bool:
-        return self.build_tool == "make"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "template": self.template,
-            "port": self.port,
-            "dir": self.dir,
-            "executable": self.executable,
-            "build_tool": self.build_tool,
-            "build_command": list(self.build_command),
-            "built_by_aot": self.built_by_aot,
-            # The project holds its own copy of the model library (project/model).
-            "self_contained": True,
-        }
 
 
 @dataclass(frozen=True)
@@ -101,14 +74,13 @@ def load_template(name: str) -> TemplateInfo:
     return TemplateInfo(name, data["build"], data["firmware"])
 
 
-def project_build_command(output: Path, project: Mapping[str, Any]) -> list[str]:
+def project_build_command(output: Path, project: ProjectManifest) -> list[str]:
     """The recorded build command (``metadata.json`` project.build_command, relative to
     the output folder) with paths under ``output``."""
-    command = list(project.get("build_command") or [])
-    prefix = str(project["dir"])
+    prefix = project.dir
     return [
         str(output / arg) if arg == prefix or arg.startswith(prefix + "/") else arg
-        for arg in command
+        for arg in project.build_command
     ]
 
 
@@ -135,7 +107,7 @@ class ProjectContext:
 
     project: Path
     board: Board
-    metadata: dict[str, Any]
+    manifest: LibraryManifest
     app_defines: Mapping[str, str]
     # The Zephyr tree's version (aot.project.zephyr_tree.ZephyrVersion) when one is
     # given: it picks the board's Zephyr name. None: the newest name aot knows.
@@ -143,13 +115,13 @@ class ProjectContext:
 
     @property
     def model_name(self) -> str:
-        return str(self.metadata["model"]["name"])
+        return self.manifest.name
 
     def sources(self) -> list[str]:
         """Every C file besides the template's own, relative to the project folder."""
         library = [
-            f"{PROJECT_LIBRARY_DIR}/{Path(s).relative_to(LIBRARY_DIR).as_posix()}"
-            for s in self.metadata["library"]["sources"]
+            f"{PROJECT_LIBRARY_DIR}/{Path(s).relative_to(self.manifest.library.dir).as_posix()}"
+            for s in self.manifest.library.sources
         ]
         runtime = sorted(
             f"runtime/src/{p.name}" for p in (self.project / "runtime/src").glob("*.c")
@@ -158,9 +130,7 @@ class ProjectContext:
 
     def includes(self) -> list[str]:
         # Absolute folders a backend's runtime needs (a user-supplied driver's headers).
-        external = [
-            d for d in self.metadata["library"].get("include_dirs", []) if Path(d).is_absolute()
-        ]
+        external = [d for d in self.manifest.library.include_dirs if Path(d).is_absolute()]
         return [
             f"{PROJECT_LIBRARY_DIR}/include",
             f"{PROJECT_LIBRARY_DIR}/src",
@@ -170,16 +140,16 @@ class ProjectContext:
         ]
 
 
-def pool_memories(board: Board, metadata: dict[str, Any]) -> dict[str, MemoryRegion]:
+def pool_memories(board: Board, manifest: LibraryManifest) -> dict[str, MemoryRegion]:
     """Pool name -> the board memory it lives in: the memory the pool is named after
     (``--pool dtcm:16K``, or the board default, which is named after its memory), else
     the board's default workspace memory (e.g. a generic ``workspace`` pool)."""
     names = {region.name for region in board.memories}
     return {
-        pool["name"]: board.region(pool["name"])
-        if pool["name"] in names
-        else board.default_region("workspace")
-        for pool in metadata["memory"]["pools"]
+        pool.name: (
+            board.region(pool.name) if pool.name in names else board.default_region("workspace")
+        )
+        for pool in manifest.memory.pools
     }
 
 
@@ -187,7 +157,7 @@ def pool_regions(context: ProjectContext) -> dict[str, MemoryRegion]:
     """The library's pool sections (``.bss.aot.<model>.<pool>``) -> board memory."""
     return {
         f".bss.aot.{context.model_name}.{pool}": region
-        for pool, region in pool_memories(context.board, context.metadata).items()
+        for pool, region in pool_memories(context.board, context.manifest).items()
     }
 
 
@@ -213,22 +183,21 @@ def default_template(board: Board) -> str:
     return board.templates[0]
 
 
-def app_defines(metadata: dict[str, Any]) -> dict[str, str]:
+def app_defines(manifest: LibraryManifest) -> dict[str, str]:
     """-D macros of the runtime application, sized for this model."""
     return {
-        "AOT_APP_IO_BYTES": f"{io_arena_bytes(metadata)}u",
-        "AOT_APP_MAX_TENSORS": f"{max(1, len(metadata['inputs']) + len(metadata['outputs']))}u",
+        "AOT_APP_IO_BYTES": f"{io_arena_bytes(manifest)}u",
+        "AOT_APP_MAX_TENSORS": f"{max(1, len(manifest.tensors))}u",
         "AOT_APP_MAX_PAYLOAD": f"{APP_MAX_PAYLOAD}u",
         # Those of the backends' runtime sources (e.g. an NPU's register base).
-        **metadata.get("library", {}).get("defines", {}),
+        **manifest.library.defines,
     }
 
 
-def common_variables(board: Board, metadata: dict[str, Any]) -> dict[str, str]:
-    name = metadata["model"]["name"]
-    defines = {**app_defines(metadata), "AOT_APP_STACK_PAINT_BYTES": f"{HOST_STACK_PAINT}u"}
+def common_variables(board: Board, manifest: LibraryManifest) -> dict[str, str]:
+    defines = {**app_defines(manifest), "AOT_APP_STACK_PAINT_BYTES": f"{HOST_STACK_PAINT}u"}
     return {
-        "MODEL_NAME": name,
+        "MODEL_NAME": manifest.name,
         "MODEL_DIR": PROJECT_LIBRARY_DIR,
         "EXECUTABLE": EXECUTABLE,
         "BOARD": board.name,
@@ -262,17 +231,19 @@ def copy_runtime(project: Path, port: str) -> None:
 
 def generate_project(
     output: Path,
-    metadata: dict[str, Any],
+    manifest: LibraryManifest,
     board: Board,
     template: str | None = None,
     zephyr_version: Any = None,
-) -> ProjectInfo:
+) -> ProjectManifest:
+    """The project of a compiled model library (``output/model``) for ``board``, from
+    ``template`` (default: the board's first), and its manifest."""
     template = template or default_template(board)
     info = load_template(template)
     template_dir = TEMPLATES_DIR / template
     port = board.port_for(template)
     project = output / PROJECT_DIR
-    variables = common_variables(board, metadata)
+    variables = common_variables(board, manifest)
     for source in sorted(template_dir.rglob("*")):
         if source.is_dir():
             continue
@@ -288,31 +259,30 @@ def generate_project(
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     copy_runtime(project, port)
-    library = output / LIBRARY_DIR
+    library = output / manifest.library.dir
     if library.is_dir():
         shutil.copytree(library, project / PROJECT_LIBRARY_DIR)
-    name = metadata["model"]["name"]
     app = project / "app"
     app.mkdir(parents=True, exist_ok=True)
     (app / "aot_app_model.c").write_text(
         "/* Generated by aot: the model the runtime application serves. */\n"
         '#include "aot/app.h"\n'
-        f'#include "aot_{name}.h"\n\n'
+        f'#include "{manifest.library.header_name}"\n\n'
         "const struct aot_model_desc* aot_app_model(void) {\n"
-        f"  return &aot_{name}_model;\n"
+        f"  return &{manifest.library.descriptor};\n"
         "}\n"
     )
     hook = TEMPLATE_HOOKS.get(template)
     if hook is not None:
-        hook(ProjectContext(project, board, metadata, app_defines(metadata), zephyr_version))
-    return ProjectInfo(
+        hook(ProjectContext(project, board, manifest, app_defines(manifest), zephyr_version))
+    return ProjectManifest(
         template=template,
         port=port,
         dir=PROJECT_DIR,
         executable=f"{PROJECT_DIR}/{info.firmware}",
         build_tool=info.build,
         build_command=build_command(info.build, board, PROJECT_DIR, zephyr_version),
-        variables=variables,
+        built_by_aot=info.build == "make",
     )
 
 

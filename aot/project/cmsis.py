@@ -157,10 +157,9 @@ def section_placements(context: ProjectContext) -> dict[str, str]:
     """Constants to their memory (default: the board's constants region); each pool to
     the board memory it was planned for (see pool_regions)."""
     board = context.board
-    name = context.model_name
-    constants = context.metadata["constants"].get("memory")
+    constants = context.manifest.constants.memory
     placements = {
-        f".rodata.aot.{name}.constants": constants or board.default_region("constants").name
+        context.manifest.constants.section: constants or board.default_region("constants").name
     }
     for section, region in pool_regions(context).items():
         placements[section] = region.name

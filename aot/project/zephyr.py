@@ -149,7 +149,7 @@ def constants_placement(context: ProjectContext) -> dict[str, MemoryRegion]:
     a memory the loader fills (``loadable``) can take initialised bytes: Zephyr copies no
     custom section at boot."""
     board = context.board
-    constants = context.metadata["constants"].get("memory")
+    constants = context.manifest.constants.memory
     if not constants or constants == board.default_region("constants").name:
         return {}
     region = board.region(constants)
@@ -160,7 +160,7 @@ def constants_placement(context: ProjectContext) -> dict[str, MemoryRegion]:
             f"template, or keep the constants in '{board.default_region('constants').name}' "
             "(--constants-memory) and let aot copy them where they are read (--allow-copies)"
         )
-    return {f".rodata.aot.{context.model_name}.constants": region}
+    return {context.manifest.constants.section: region}
 
 
 def accelerator_defines(board: Board) -> dict[str, str]:

@@ -34,15 +34,15 @@ def run_many(
     folder: str | Path, batches: Sequence[Sequence[np.ndarray]], timeout: float = 120.0
 ) -> list[list[np.ndarray]]:
     """Run the built model once per entry of ``batches`` in a single device session."""
+    from aot.artifacts import read_manifest
     from aot.boards import load_build_board
-    from aot.library import read_metadata
     from aot.runner import connect
 
     folder = Path(folder)
-    metadata = read_metadata(folder)
-    board = load_build_board(metadata)
+    manifest = read_manifest(folder)
+    board = load_build_board(manifest)
     results: list[list[np.ndarray]] = []
-    with connect(folder, metadata, board, timeout) as client:
+    with connect(folder, manifest, board, timeout) as client:
         for inputs in batches:
             results.append(client.run(list(inputs), timeout=timeout).outputs)
         client.quit()
@@ -58,15 +58,15 @@ def run_session(
     """Run a stateful model over ``plan`` in one device session: each entry is an input
     set (one inference, state carried to the next) or ``RESET``; returns the outputs of
     the inferences in order."""
+    from aot.artifacts import read_manifest
     from aot.boards import load_build_board
-    from aot.library import read_metadata
     from aot.runner import connect
 
     folder = Path(folder)
-    metadata = read_metadata(folder)
-    board = load_build_board(metadata)
+    manifest = read_manifest(folder)
+    board = load_build_board(manifest)
     results: list[list[np.ndarray]] = []
-    with connect(folder, metadata, board, timeout) as client:
+    with connect(folder, manifest, board, timeout) as client:
         client.hello()
         for entry in plan:
             if isinstance(entry, str):
@@ -78,7 +78,8 @@ def run_session(
 
 
 def random_inputs(specs: Sequence[dict], count: int, seed: int) -> list[list[np.ndarray]]:
-    """Seeded random inputs over each input's full range (ints) or N(0, 1) (floats)."""
+    """Seeded random inputs over each input's full range (ints) or N(0, 1) (floats);
+    ``specs``: metadata.json's inputs as JSON data (what tests read from the file)."""
     rng = np.random.default_rng(seed)
     batches = []
     for _ in range(count):

@@ -10,12 +10,14 @@ right class. Blank lines and lines starting with ``#`` are skipped.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from aot.artifacts.manifest import IOTensor, LibraryManifest
 from aot.errors import ConfigError
 from aot.validate.compare import is_classifier_output, top1
 from aot.validate.inputs import Sample
@@ -56,26 +58,26 @@ def sample_name(sample: Sample, inputs: int) -> str:
     return stem.rpartition(".")[0] if inputs > 1 else stem
 
 
-def classifier_output(specs: list[dict[str, Any]]) -> int:
+def classifier_output(specs: Sequence[IOTensor]) -> int:
     for index, spec in enumerate(specs):
-        if is_classifier_output(tuple(spec["shape"])):
+        if is_classifier_output(tuple(spec.shape)):
             return index
-    shapes = ", ".join(f"{s['name']} {list(s['shape'])}" for s in specs)
+    shapes = ", ".join(f"{s.name} {list(s.shape)}" for s in specs)
     raise ConfigError(
         f"--labels needs a classifier output (one row of class scores); the model gives {shapes}"
     )
 
 
-def dequantized(arrays: list[np.ndarray], specs: list[dict[str, Any]]) -> list[np.ndarray]:
+def dequantized(arrays: list[np.ndarray], specs: Sequence[IOTensor]) -> list[np.ndarray]:
     """What a float model takes for the int8 inputs: (q - zero point) x scale."""
     result = []
     for array, spec in zip(arrays, specs, strict=True):
-        quantization = spec.get("quantization") or {}
-        if not quantization.get("scale"):
+        quantization = spec.quantization
+        if quantization is None or not quantization.scale:
             result.append(array.astype(np.float32))
             continue
-        scale = np.float32(quantization["scale"][0])
-        zero = np.int32((quantization.get("zero_point") or [0])[0])
+        scale = np.float32(quantization.scale[0])
+        zero = np.int32((quantization.zero_point or (0,))[0])
         result.append(((array.astype(np.int32) - zero) * scale).astype(np.float32))
     return result
 
@@ -90,7 +92,7 @@ class AccuracyCount:
     inputs: int
     float_reference: Any = None  # a Reference for --float-model
     float_model: str | None = None
-    input_specs: list[dict[str, Any]] = field(default_factory=list)
+    input_specs: Sequence[IOTensor] = ()
     labelled: int = 0
     board: int = 0
     reference: int = 0
@@ -134,20 +136,20 @@ class AccuracyCount:
         )
 
 
-def open_float_model(path: str | Path, metadata: dict[str, Any]) -> Any:
+def open_float_model(path: str | Path, manifest: LibraryManifest) -> Any:
     """The float model as a reference, checked to take float inputs of the built shapes."""
     from aot.validate.reference import open_reference
 
     reference = open_reference(path)
-    for spec, declared in zip(metadata["inputs"], reference.inputs, strict=False):
-        if not declared.fits("float32", spec["shape"]):
+    for spec, declared in zip(manifest.inputs, reference.inputs, strict=False):
+        if not declared.fits("float32", spec.shape):
             raise ConfigError(
                 f"float model {path}: input '{declared.name}' is {declared.describe()}; it must "
-                f"take float32 of the built model's shape {list(spec['shape'])}"
+                f"take float32 of the built model's shape {list(spec.shape)}"
             )
-    if len(reference.inputs) != len(metadata["inputs"]):
+    if len(reference.inputs) != len(manifest.inputs):
         raise ConfigError(
             f"float model {path} takes {len(reference.inputs)} input(s); the built model takes "
-            f"{len(metadata['inputs'])}"
+            f"{len(manifest.inputs)}"
         )
     return reference

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from aot.artifacts.manifest import IOTensor
 from aot.errors import ConfigError
 
 
@@ -56,14 +57,13 @@ def cosine(got: np.ndarray, ref: np.ndarray) -> float:
     return float(np.dot(a, b) / (na * nb))
 
 
-def _scales(spec: dict[str, Any], shape: tuple[int, ...]) -> np.ndarray | None:
+def _scales(spec: IOTensor, shape: tuple[int, ...]) -> np.ndarray | None:
     """Each element's quantization scale (broadcastable to ``shape``), None if unquantized."""
-    quant = spec.get("quantization") or {}
-    scale = quant.get("scale")
-    if not scale:
+    quant = spec.quantization
+    if quant is None or not quant.scale:
         return None
-    values = np.asarray(scale, dtype=np.float64)
-    axis = quant.get("axis")
+    values = np.asarray(quant.scale, dtype=np.float64)
+    axis = quant.axis
     if axis is None or values.size == 1:
         return values[:1].reshape(())
     view = [1] * len(shape)
@@ -84,10 +84,10 @@ def top1(scores: np.ndarray) -> int:
 class OutputComparison:
     """Running totals for one output over all inputs; :meth:`add` says if it passed."""
 
-    def __init__(self, spec: dict[str, Any], tolerance: Tolerance) -> None:
+    def __init__(self, spec: IOTensor, tolerance: Tolerance) -> None:
         self.spec = spec
         self.tolerance = tolerance
-        self.dtype = np.dtype(spec["dtype"])
+        self.dtype = np.dtype(spec.dtype)
         self.is_float = self.dtype.kind == "f"
         self.samples = 0
         self.exact = 0
@@ -102,7 +102,7 @@ class OutputComparison:
         self.first_failure: int | None = None  # ... and of the first failed one
         # A classifier's output (one row of several scores): how often the board's best
         # class is the reference's. Exact outputs agree; this tells how much a mismatch costs.
-        self.is_classifier = is_classifier_output(tuple(spec["shape"]))
+        self.is_classifier = is_classifier_output(tuple(spec.shape))
         self.top1_agreed = 0
 
     def add(self, index: int, got: np.ndarray, ref: np.ndarray) -> bool:
@@ -110,7 +110,7 @@ class OutputComparison:
         got = np.asarray(got).reshape(ref.shape) if np.size(got) == np.size(ref) else got
         if got.shape != ref.shape:
             raise ConfigError(
-                f"output '{self.spec['name']}': the device returned shape {got.shape}, the "
+                f"output '{self.spec.name}': the device returned shape {got.shape}, the "
                 f"reference {ref.shape}; give the model the folder was built from"
             )
         self.samples += 1

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from aot.artifacts import LibraryManifest, read_manifest
 from aot.errors import ConfigError
-from aot.library import read_metadata
 from aot.validate.compare import OutputComparison, Tolerance
 from aot.validate.inputs import Sample, folder_samples, random_samples, save_sample
 from aot.validate.reference import Reference, open_reference
@@ -68,12 +68,12 @@ def validate_folder(
     aot.validate.layers)."""
     folder = Path(folder)
     tolerance = tolerance or Tolerance()
-    metadata = read_metadata(folder)
+    manifest = read_manifest(folder)
     reference = open_reference(model)
-    check_signature(metadata, reference, Path(model))
+    check_signature(manifest, reference, Path(model))
     if layers:
-        check_layers(metadata, reference, session, folder)
-    specs = metadata["inputs"]
+        check_layers(manifest, reference, session, folder)
+    specs = manifest.inputs
     if inputs_dir is not None:
         listed = folder_samples(inputs_dir, specs)
         samples: Iterable[Sample] = listed
@@ -86,17 +86,17 @@ def validate_folder(
             raise ConfigError(f"--seed must be a whole number >= 0, got {seed}")
         samples = random_samples(specs, count, seed)
         seed_used = seed
-    accuracy = _accuracy_count(metadata, inputs_dir, labels, float_model)
+    accuracy = _accuracy_count(manifest, inputs_dir, labels, float_model)
     if save is not None:
         from aot.user_files import check_save_folder
 
         check_save_folder(save)  # before the runs: a path that cannot be written fails now
-    comparisons = [OutputComparison(spec, tolerance) for spec in metadata["outputs"]]
+    comparisons = [OutputComparison(spec, tolerance) for spec in manifest.outputs]
     refs: dict[int, SampleRef] = {}
     saved: list[str] = []
     samples_passed = 0
     say = progress or (lambda _message: None)
-    say(f"validating {count} input set(s) on {metadata['board']} against {reference.runtime}")
+    say(f"validating {count} input set(s) on {manifest.board} against {reference.runtime}")
     last = time.monotonic()
     distinct: set[bytes] = set()  # the board's output sets, to judge what the inputs told
     traced: Sample | None = None  # the input set --layers looks into
@@ -125,14 +125,14 @@ def validate_folder(
                 last = time.monotonic()
                 say(f"{done}/{count} input sets, {done - samples_passed} outside the tolerance")
         if traced is not None:
-            layer_report = _layers(metadata, reference, device, traced, tolerance, timeout, say)
+            layer_report = _layers(manifest, reference, device, traced, tolerance, timeout, say)
     return ValidationReport(
         folder=str(folder),
         model=str(model),
-        model_name=metadata["model"]["name"],
-        board=metadata["board"],
+        model_name=manifest.name,
+        board=manifest.board,
         reference=reference.runtime,
-        same_model_as_build=_same_source(metadata, Path(model)),
+        same_model_as_build=_same_source(manifest, Path(model)),
         inputs="random" if inputs_dir is None else str(inputs_dir),
         seed=seed_used,
         samples=count,
@@ -148,11 +148,11 @@ def validate_folder(
 
 
 def check_layers(
-    metadata: dict[str, Any], reference: Reference, session: Session | None, folder: Path
+    manifest: LibraryManifest, reference: Reference, session: Session | None, folder: Path
 ) -> None:
     """--layers needs a --trace build, a reference that keeps every tensor and the board
     itself; said before any input runs."""
-    if "trace" not in metadata:
+    if manifest.trace is None:
         raise ConfigError(
             f"--layers needs a build whose model can stop after each operator; {folder} was "
             "built without it: rebuild it with 'aot build ... --trace'"
@@ -170,7 +170,7 @@ LAYERS_NOT_ON_FARM = (
 
 
 def _layers(
-    metadata: dict[str, Any],
+    manifest: LibraryManifest,
     reference: Reference,
     device: Any,
     sample: Sample,
@@ -180,12 +180,12 @@ def _layers(
 ) -> Any:
     from aot.validate.layers import compare_layers
 
-    steps = len(metadata["trace"]["steps"])
+    steps = len(manifest.trace.steps) if manifest.trace is not None else 0
     say(f"comparing the outputs of {steps} steps with the reference on input set {sample.index}")
     if getattr(device, "supports_reset", False):
         device.reset()  # the reference starts from the initial state; TRACE changes none
     return compare_layers(
-        metadata,
+        manifest,
         SampleRef(sample.index, sample.seed, sample.files),
         lambda step: device.trace(sample.arrays, step, timeout=timeout),
         reference.intermediates(sample.arrays),
@@ -195,7 +195,7 @@ def _layers(
 
 
 def _accuracy_count(
-    metadata: dict[str, Any],
+    manifest: LibraryManifest,
     inputs_dir: str | Path | None,
     labels: str | Path | None,
     float_model: str | Path | None,
@@ -213,15 +213,15 @@ def _accuracy_count(
         return None
     if inputs_dir is None:
         raise ConfigError("--labels labels the sets of an inputs folder: add --inputs DIR")
-    output = classifier_output(metadata["outputs"])
+    output = classifier_output(manifest.outputs)
     return AccuracyCount(
         labels=read_labels(labels),
         output=output,
-        output_name=metadata["outputs"][output]["name"],
-        inputs=len(metadata["inputs"]),
-        float_reference=None if float_model is None else open_float_model(float_model, metadata),
+        output_name=manifest.outputs[output].name,
+        inputs=len(manifest.inputs),
+        float_reference=None if float_model is None else open_float_model(float_model, manifest),
         float_model=None if float_model is None else str(float_model),
-        input_specs=metadata["inputs"],
+        input_specs=manifest.inputs,
     )
 
 
@@ -253,12 +253,12 @@ def _session(
         yield client
 
 
-def check_signature(metadata: dict[str, Any], reference: Reference, model: Path) -> None:
+def check_signature(manifest: LibraryManifest, reference: Reference, model: Path) -> None:
     """The reference must take and give what the built model does, in number, dtype and
     shape; otherwise it is the wrong model, said in one line."""
     for kind, built, declared in (
-        ("input", metadata["inputs"], reference.inputs),
-        ("output", metadata["outputs"], reference.outputs),
+        ("input", manifest.inputs, reference.inputs),
+        ("output", manifest.outputs, reference.outputs),
     ):
         if len(built) != len(declared):
             raise ConfigError(
@@ -266,16 +266,16 @@ def check_signature(metadata: dict[str, Any], reference: Reference, model: Path)
                 f"{len(built)}; give the model the folder was built from"
             )
         for index, (spec, sig) in enumerate(zip(built, declared, strict=True)):
-            if not sig.fits(spec["dtype"], spec["shape"]):
+            if not sig.fits(spec.dtype, spec.shape):
                 raise ConfigError(
                     f"reference {model}: {kind} {index} '{sig.name}' is {sig.describe()}, "
-                    f"the built model's '{spec['name']}' is {spec['dtype']}{list(spec['shape'])}"
+                    f"the built model's '{spec.name}' is {spec.dtype}{list(spec.shape)}"
                     "; give the model the folder was built from"
                 )
 
 
-def _same_source(metadata: dict[str, Any], model: Path) -> bool | None:
-    recorded = metadata["model"].get("source_sha256")
+def _same_source(manifest: LibraryManifest, model: Path) -> bool | None:
+    recorded = manifest.model.source_sha256
     if not recorded:
         return None
     return hashlib.sha256(model.read_bytes()).hexdigest() == recorded
@@ -284,10 +284,10 @@ def _same_source(metadata: dict[str, Any], model: Path) -> bool | None:
 def _output_report(c: OutputComparison, refs: dict[int, SampleRef]) -> OutputReport:
     spec = c.spec
     return OutputReport(
-        name=spec["name"],
-        dtype=spec["dtype"],
-        shape=tuple(spec["shape"]),
-        quantized=bool((spec.get("quantization") or {}).get("scale")),
+        name=spec.name,
+        dtype=spec.dtype,
+        shape=tuple(spec.shape),
+        quantized=spec.quantization is not None and bool(spec.quantization.scale),
         samples=c.samples,
         exact=c.exact,
         passed=c.passed,

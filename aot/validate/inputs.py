@@ -13,13 +13,13 @@ writes the failing inputs in that same layout, so the folder can be validated ag
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from aot.artifacts.manifest import IOTensor
 from aot.errors import ConfigError
 from aot.runner import fill_inputs, read_input
 
@@ -34,12 +34,12 @@ class Sample:
     files: tuple[str, ...] = ()  # inputs read from a folder
 
 
-def random_samples(specs: list[dict[str, Any]], count: int, seed: int) -> Iterator[Sample]:
+def random_samples(specs: Sequence[IOTensor], count: int, seed: int) -> Iterator[Sample]:
     for index in range(count):
         yield Sample(index, fill_inputs(specs, "spread", seed + index), seed=seed + index)
 
 
-def folder_samples(folder: str | Path, specs: list[dict[str, Any]]) -> list[Sample]:
+def folder_samples(folder: str | Path, specs: Sequence[IOTensor]) -> list[Sample]:
     """Every input set in ``folder``, sorted by name; each file checked against the model."""
     folder = Path(folder)
     if not folder.is_dir():

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from aot.artifacts.manifest import LibraryManifest, SourceOperatorRef, TraceOutput
 from aot.validate.compare import Tolerance
 from aot.validate.report import (
     DIFFERS,
@@ -32,32 +33,32 @@ __all__ = ["LayersReport", "StepComparison", "compare_layers"]
 
 
 def compare_layers(
-    metadata: Mapping[str, Any],
+    manifest: LibraryManifest,
     sample: SampleRef,
     board: Callable[[int], list[bytes]],
     reference: Mapping[str, np.ndarray | None],
     tolerance: Tolerance,
     progress: Callable[[str], None] | None = None,
 ) -> LayersReport:
-    """Each step's outputs (``board(step)``: the bytes it wrote, in metadata's order)
+    """Each step's outputs (``board(step)``: the bytes it wrote, in the trace's order)
     against ``reference`` (the source model's tensors by name)."""
-    operators = metadata["operators"]
-    traced = metadata["trace"]["steps"]
+    operators = manifest.operators
+    traced = manifest.trace.steps if manifest.trace is not None else ()
     results: list[StepComparison] = []
     for done, entry in enumerate(traced):
-        index = entry["step"]
+        index = entry.step
         op = operators[index]
-        wanted = [o for o in entry["outputs"] if o["tensor"]]
+        wanted = [o for o in entry.outputs if o.tensor]
         got = board(index) if wanted else []
-        for position, out in enumerate(entry["outputs"]):
+        for position, out in enumerate(entry.outputs):
             common = {
                 "step": index,
-                "label": op["label"],
-                "backend": op["backend"],
-                "tensor": out["tensor"],
-                "source_operator": _producer(op["source_operators"], out["tensor"]),
+                "label": op.label,
+                "backend": op.backend,
+                "tensor": out.tensor,
+                "source_operator": _producer(op.source_operators, out.tensor),
             }
-            if not out["tensor"]:
+            if not out.tensor:
                 results.append(
                     StepComparison(
                         **common, status=NOT_COMPARED, note="no tensor of the source model"
@@ -70,22 +71,22 @@ def compare_layers(
     return LayersReport(sample=sample, steps=tuple(results))
 
 
-def _producer(sources: Sequence[dict[str, Any]], tensor: str | None) -> dict[str, Any] | None:
+def _producer(sources: Sequence[SourceOperatorRef], tensor: str | None) -> dict[str, Any] | None:
     """The source operator whose output the tensor is (else the step's last one)."""
     if not sources:
         return None
-    chosen = next((s for s in sources if tensor and s.get("output") == tensor), sources[-1])
-    return {"index": chosen["index"], "type": chosen["type"]}
+    chosen = next((s for s in sources if tensor and s.output == tensor), sources[-1])
+    return {"index": chosen.index, "type": chosen.type}
 
 
 def _compare(
     common: dict[str, Any],
-    out: Mapping[str, Any],
+    out: TraceOutput,
     data: bytes,
     reference: Mapping[str, np.ndarray | None],
     tolerance: Tolerance,
 ) -> StepComparison:
-    name = out["tensor"]
+    name = out.tensor
     if name not in reference:
         return StepComparison(**common, status=NOT_COMPARED, note="not in the reference")
     expected = reference[name]
@@ -93,7 +94,7 @@ def _compare(
         return StepComparison(
             **common, status=NOT_COMPARED, note="two reference tensors have this name"
         )
-    dtype = np.dtype(out["dtype"])
+    dtype = np.dtype(out.dtype)
     if expected.dtype != dtype or expected.nbytes != len(data):
         return StepComparison(
             **common,

@@ -13,22 +13,22 @@ pytestmark = pytest.mark.unit
 
 
 def test_emulated_board_counts_instructions() -> None:
-    clock = describe_clock(load_board("mps2_an385"), {}, 25_000_000, 40)
+    clock = describe_clock(load_board("mps2_an385"), "cmsis", 25_000_000, 40)
     assert clock.name == "the FPGAIO counter under QEMU -icount"
     assert clock.resolution == "40 instructions"
     # A rate that is not the board counter's: QEMU's SysTick, not instructions.
-    other = describe_clock(load_board("mps3_an547"), {}, 25_000_000, 50)
+    other = describe_clock(load_board("mps3_an547"), "cmsis", 25_000_000, 50)
     assert other.name.startswith("the system timer at 25000000 Hz under QEMU")
 
 
 def test_hardware_dwt_or_the_system_timer() -> None:
     nrf = load_board("nrf5340dk_nrf5340_cpuapp")
-    zephyr = {"project": {"template": "zephyr"}}
+    zephyr = "zephyr"
     dwt = describe_clock(nrf, zephyr, 128_000_000, 1)
     assert dwt.name == "the DWT cycle counter (128000000 Hz)" and dwt.resolution == "1 cycle"
     rtc = describe_clock(nrf, zephyr, 32_768, 1)
     assert rtc.name.startswith("the system timer at 32768 Hz") and rtc.resolution == "30.5 us"
-    assert describe_clock(load_board("host"), {}, 1_000_000_000, 1).resolution == "1 ns"
+    assert describe_clock(load_board("host"), "host", 1_000_000_000, 1).resolution == "1 ns"
 
 
 def test_the_unit_follows_the_clock_the_firmware_announced() -> None:

@@ -31,11 +31,11 @@ def model_needs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Mod
     def needs(name: str) -> ModelNeeds:
         if name not in cache:
             folder = tmp_path_factory.mktemp(f"needs_{name}")
-            meta = compile_model(model_path(name), folder, CompileOptions()).metadata
+            manifest = compile_model(model_path(name), folder, CompileOptions()).manifest
             cache[name] = ModelNeeds(
-                constants_bytes=meta["constants"]["bytes"],
-                workspace_bytes=meta["memory"]["workspace_bytes"],
-                io_bytes=io_arena_bytes(meta),
+                constants_bytes=manifest.constants.bytes,
+                workspace_bytes=manifest.memory.workspace_bytes,
+                io_bytes=io_arena_bytes(manifest),
             )
         return cache[name]
 

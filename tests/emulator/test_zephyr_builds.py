@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from emulator_helpers import require_tools
 
+from aot.artifacts import read_manifest
 from aot.boards import load_board
 from aot.building.zephyr import build
 from aot.errors import ToolchainError
@@ -67,7 +68,7 @@ def test_kws_builds_and_runs_bit_exact(zephyr_build: tuple[str, Path]) -> None:
     report = run_model(out, [np.load(mlperf_tiny("kws_ref_model", ".input.npy"))], timeout=120)
     expected = np.load(mlperf_tiny("kws_ref_model", ".output.npy"))
     np.testing.assert_array_equal(report.outputs[0].reshape(expected.shape), expected)
-    assert report.to_json(metadata)["time_unit"] == "instructions"
+    assert report.to_json(read_manifest(out))["time_unit"] == "instructions"
 
 
 def test_the_model_library_gets_the_cmsis_flags(zephyr_build: tuple[str, Path]) -> None:

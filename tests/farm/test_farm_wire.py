@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aot.artifacts import LibraryManifest
 from aot.cli import main
 from aot.device.client import RunResult
 from aot.errors import ConfigError, DeviceError, InternalError, ProtocolError
@@ -30,12 +31,19 @@ def _folder(tmp_path: Path) -> tuple[Path, dict]:
     executable.chmod(0o755)
     metadata = {
         "schema_version": 1,
+        "model": {"name": "m"},
+        "memory": {"pools": [], "buffers": []},
         "board": "host",
-        "project": {"dir": "project", "executable": "project/build/aot_app"},
+        "project": {
+            "template": "host",
+            "port": "host",
+            "dir": "project",
+            "executable": "project/build/aot_app",
+        },
         "build": {"executable": "project/build/aot_app"},
     }
     (folder / "metadata.json").write_text(json.dumps(metadata))
-    return folder, metadata
+    return folder, LibraryManifest.from_json(metadata)
 
 
 def test_a_bundle_carries_metadata_firmware_and_inputs(tmp_path: Path) -> None:

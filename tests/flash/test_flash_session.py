@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from flash_helpers import crafted_folder, fake_tool, only_path, recorded_args
 
+from aot.artifacts import read_manifest
 from aot.boards import load_board
 from aot.cli import main
 from aot.errors import DeviceError, ProtocolError
 from aot.flash import firmware_from_metadata, open_board, wait_for_hello
-from aot.library import read_metadata
 
 pytestmark = pytest.mark.unit
 
@@ -84,7 +84,7 @@ def test_flashes_then_says_hello(
     fake_tool(bin_dir, "west")
     folder = crafted_folder(tmp_path / "out", "nucleo_f746zg")
     board = load_board("nucleo_f746zg")
-    firmware = firmware_from_metadata(folder, read_metadata(folder))
+    firmware = firmware_from_metadata(folder, read_manifest(folder))
     with open_board(board, firmware, "/dev/ttyACM7", timeout=5.0) as client:
         assert client.info is not None and client.info.name == "add_one"
         assert client.timeout == 5.0

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from flash_helpers import crafted_folder, fake_tool, only_path, recorded_args
 
+from aot.artifacts import read_manifest
 from aot.boards import load_board
 from aot.errors import ConfigError, FlashError, ToolchainError
 from aot.flash import Firmware, FlashOptions, firmware_from_metadata, flash_runners, runner_for
-from aot.library import read_metadata
 
 pytestmark = pytest.mark.unit
 
@@ -23,7 +23,7 @@ Info : shutdown command invoked"""
 
 
 def firmware_of(folder: Path) -> Firmware:
-    return firmware_from_metadata(folder, read_metadata(folder))
+    return firmware_from_metadata(folder, read_manifest(folder))
 
 
 def test_runs_the_exact_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

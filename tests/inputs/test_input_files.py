@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aot.artifacts import LibraryManifest
 from aot.cli import main
 from aot.errors import ConfigError
 from aot.frontend import import_model
@@ -14,7 +15,13 @@ from aot.runner import load_inputs
 
 pytestmark = pytest.mark.unit
 
-METADATA = {"inputs": [{"name": "x", "shape": [2, 3], "dtype": "float32"}]}
+METADATA = LibraryManifest.from_json(
+    {
+        "model": {"name": "m"},
+        "memory": {},
+        "inputs": [{"name": "x", "shape": [2, 3], "dtype": "float32"}],
+    }
+)
 
 
 def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str], code: int) -> str:

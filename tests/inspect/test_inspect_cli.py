@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from inspect_helpers import BUFFERS, OPERATORS, POOLS
 
+from aot.artifacts import read_manifest
 from aot.cli import main
 from aot.cli.inspect import load_plan, short_tensor_name
 from aot.planning import validate_plan
@@ -106,7 +107,7 @@ def test_json_round_trips_and_matches_metadata(synthetic_folder, capsys) -> None
 
 @pytest.mark.unit
 def test_rebuilt_plan_is_valid(synthetic_folder) -> None:
-    loaded = load_plan(metadata_of(synthetic_folder))
+    loaded = load_plan(read_manifest(synthetic_folder))
     validate_plan(loaded.plan, loaded.buffers, loaded.pools)
     assert loaded.step_names == tuple(OPERATORS)
 

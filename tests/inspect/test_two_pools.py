@@ -3,13 +3,13 @@ generated C still computes exactly what TFLite's reference kernels compute."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from inspect_helpers import KWS, MODELS_DIR
 
+from aot.artifacts import read_manifest
 from aot.cli.inspect import load_plan
 from aot.planning import Buffer, plan_memory, validate_plan
 from aot.planning.model import align_up
@@ -42,8 +42,7 @@ def two_pool_build(request, tmp_path_factory) -> tuple[int, Path]:
 
 def test_fast_pool_first_and_limits_hold(two_pool_build) -> None:
     fast, folder = two_pool_build
-    metadata = json.loads((folder / "metadata.json").read_text())
-    loaded = load_plan(metadata)
+    loaded = load_plan(read_manifest(folder))
     validate_plan(loaded.plan, loaded.buffers, loaded.pools)  # no overlap, within limits
     used = loaded.plan.pool_sizes
     assert [p.name for p in loaded.pools] == ["fast", "big"]
@@ -59,9 +58,7 @@ def test_fast_pool_first_and_limits_hold(two_pool_build) -> None:
     else:
         assert used["big"] > 0  # 8 KiB forces a spill: both static arrays are used
     # The planner is deterministic: planning the same buffers again gives the same plan.
-    again = plan_memory(
-        loaded.buffers, loaded.pools, metadata["memory"]["planner"], loaded.step_names
-    )
+    again = plan_memory(loaded.buffers, loaded.pools, loaded.plan.algorithm, loaded.step_names)
     assert dict(again.pool_sizes) == dict(used)
     assert again.placements == loaded.plan.placements
 

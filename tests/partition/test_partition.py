@@ -105,13 +105,13 @@ def test_region_operators_name_each_source_operator_once_in_order(model: str) ->
     assert steps[0].label == " + ".join(op.label for op in imported.sources[: len(ops)])
     # metadata.json's operators (what aot inspect and memory.svg show): that label, and
     # where the step runs.
-    from aot.compiler import operators_metadata
+    from aot.artifacts.assemble import operator_entries
     from aot.planning.schedule import schedule
 
-    entry = operators_metadata(schedule(lower(parted, "m")))[0]
-    assert entry["label"] == steps[0].label
-    assert (entry["backend"], entry["target"]) == ("example_npu", "example_npu")
-    assert [s["index"] for s in entry["source_operators"]] == indices
+    entry = operator_entries(schedule(lower(parted, "m")))[0]
+    assert entry.label == steps[0].label
+    assert (entry.backend, entry.target) == ("example_npu", "example_npu")
+    assert [s.index for s in entry.source_operators] == indices
 
 
 def test_a_region_function_shared_by_several_calls_is_copied_per_call() -> None:

@@ -6,10 +6,9 @@ reads; tests/example_npu/test_shared_region.py runs the same check on real build
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from aot.artifacts import LibraryManifest
 from aot.boards import load_board
 from aot.errors import ConfigError, PlanningError
 from aot.planning.memory_map import MemoryMap, Placed, constants_section_bytes
@@ -27,18 +26,27 @@ def metadata(
     *,
     targets: tuple[str, ...] = ("cpu",),
     allow_copies: bool = False,
-) -> dict[str, Any]:
-    return {
-        "constants": {"bytes": constants, "section_bytes": constants, "memory": memory},
-        "memory": {
-            "pools": [{"name": n, "size_limit": None, "used_bytes": b} for n, b in pools.items()],
-            "io_in_pool": False,
-            "allow_copies": allow_copies,
-        },
-        "inputs": [{"size_bytes": 27648}],  # 96x96x3 int8
-        "outputs": [{"size_bytes": 1000}],
-        "operators": [{"target": t} for t in targets],
-    }
+) -> LibraryManifest:
+    return LibraryManifest.from_json(
+        {
+            "model": {"name": "m"},
+            "constants": {"bytes": constants, "section_bytes": constants, "memory": memory},
+            "memory": {
+                "pools": [
+                    {"name": n, "size_limit": None, "used_bytes": b} for n, b in pools.items()
+                ],
+                "io_in_pool": False,
+                "allow_copies": allow_copies,
+            },
+            "inputs": [
+                {"name": "x", "shape": [1, 96, 96, 3], "dtype": "int8", "size_bytes": 27648}
+            ],
+            "outputs": [{"name": "y", "shape": [1, 1000], "dtype": "int8", "size_bytes": 1000}],
+            "operators": [
+                {"index": i, "name": f"op_{i}", "target": t} for i, t in enumerate(targets)
+            ],
+        }
+    )
 
 
 def test_section_bytes_align_every_array() -> None:
@@ -176,9 +184,9 @@ def test_the_host_has_no_memory_map() -> None:
     host = MemoryMap.for_build(HOST, [], [PoolSpec("fast", 16 * K, ("cpu", "npu"))])
     assert not host.mapped and host.pools == (PoolSpec("fast", 16 * K, ("cpu", "npu")),)
     assert host.constants_targets is None and host.io_targets is None
-    assert host.constants_placement({"constants": {}}) is None
+    assert host.constants_placement(metadata(0, {})) is None
     with pytest.raises(ConfigError, match=r"^--constants-memory needs a board with a memory map"):
-        MemoryMap.for_build(HOST, [], None, "sram").constants_placement({"constants": {}})
+        MemoryMap.for_build(HOST, [], None, "sram").constants_placement(metadata(0, {}))
 
 
 def test_the_map_refuses_pools_and_accelerators_the_board_has_not() -> None:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from projects_helpers import aot, shared
 
+from aot.artifacts import LibraryManifest
 from aot.boards import load_all_boards, load_board
 from aot.building.zephyr import build_steps, first_error
 from aot.errors import ConfigError
@@ -168,7 +169,7 @@ def test_sample_yaml_names_the_board_of_the_version(
     context = ProjectContext(
         tmp_path,
         load_board("mps2_an385"),
-        {"model": {"name": "kws"}},
+        LibraryManifest.from_json({"model": {"name": "kws"}, "memory": {}}),
         {},
         V(version) if version else None,
     )

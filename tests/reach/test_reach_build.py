@@ -239,22 +239,24 @@ def test_a_plan_without_copies_calls_no_copy(kws, tmp_path: Path) -> None:
 
 def test_inspect_shows_targets_users_and_copies(kws) -> None:
     lowered = kws
+    from aot.artifacts import LibraryManifest
+    from aot.artifacts.assemble import memory_info, operator_entries
+    from aot.artifacts.manifest import ModelInfo
     from aot.cli.inspect import describe, format_text, load_plan, picture
-    from aot.compiler import memory_metadata, operators_metadata
     from aot.planning import validate_plan
 
     options = _options(PoolSpec("npu_sram", None, NPU), True)
     planned = plan_lowered(lowered, options)
-    metadata = {
-        "model": {"name": "net"},
-        "operators": operators_metadata(lowered),
-        "memory": memory_metadata(lowered, planned, options),
-    }
-    assert {op["target"] for op in metadata["operators"]} == {"cpu", "tinynpu"}
-    loaded = load_plan(metadata)
+    manifest = LibraryManifest(
+        model=ModelInfo(name="net"),
+        operators=operator_entries(lowered),
+        memory=memory_info(lowered, planned, options),
+    )
+    assert {op.target for op in manifest.operators} == {"cpu", "tinynpu"}
+    loaded = load_plan(manifest)
     validate_plan(loaded.plan, loaded.buffers, loaded.pools)  # reachability included
-    report = describe(loaded, metadata)
-    convs = sum(op["target"] == "tinynpu" for op in metadata["operators"])
+    report = describe(loaded, manifest)
+    convs = sum(op.target == "tinynpu" for op in manifest.operators)
     copies = len(planned.plan.copies)
     assert report["operators_by_target"] == {
         "tinynpu": convs,

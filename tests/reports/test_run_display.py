@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aot.artifacts.manifest import IOTensor, Quantization
 from aot.cli import main
 from aot.cli.run import fill_inputs, format_values, top_values
 from aot.testing.shared import mlperf_tiny
@@ -34,20 +35,17 @@ def test_long_outputs_show_the_head_an_ellipsis_and_the_count() -> None:
 
 @pytest.mark.unit
 def test_top_k_has_index_value_and_dequantized_value() -> None:
-    spec = {"name": "probs", "quantization": QUANT}
     output = np.array([[-128, 127, 0, 127, -5]], dtype=np.int8)
-    top = top_values(output, spec, 3)
+    top = top_values(output, Quantization.from_json(QUANT), 3)
     assert [t["index"] for t in top] == [1, 3, 2]  # ties: the lower index first
     assert top[0] == {"index": 1, "value": 127, "dequantized": 0.99609375}
-    assert (
-        top_values(output.astype(np.float32), {"quantization": None}, 1)[0]["dequantized"] is None
-    )
+    assert top_values(output.astype(np.float32), None, 1)[0]["dequantized"] is None
 
 
 @pytest.mark.unit
 def test_top_k_dequantizes_per_channel() -> None:
-    spec = {"quantization": {"scale": [1.0, 0.5], "zero_point": [0, 10], "axis": 1}}
-    top = top_values(np.array([[4, 20]], dtype=np.int8), spec, 2)
+    quant = Quantization(scale=(1.0, 0.5), zero_point=(0, 10), axis=1)
+    top = top_values(np.array([[4, 20]], dtype=np.int8), quant, 2)
     assert [(t["index"], t["dequantized"]) for t in top] == [(1, 5.0), (0, 4.0)]
 
 
@@ -57,6 +55,7 @@ def test_fill_zeros_and_seeded_random() -> None:
         {"name": "a", "shape": [1, 49, 10, 1], "dtype": "int8"},
         {"name": "b", "shape": [3], "dtype": "float32"},
     ]
+    specs = [IOTensor.from_json(s) for s in specs]
     zeros = fill_inputs(specs, "zeros", 0)
     assert [z.shape for z in zeros] == [(1, 49, 10, 1), (3,)] and not any(z.any() for z in zeros)
     first, again, other = (fill_inputs(specs, "random", s) for s in (1, 1, 2))

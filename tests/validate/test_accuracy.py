@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aot.artifacts.manifest import IOTensor
 from aot.runner import fill_inputs
 from aot.testing import run_tflite_reference
 from aot.testing.harness import build
@@ -35,6 +36,15 @@ def aot(*args: object) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.unit
+def tensor(spec: dict) -> IOTensor:
+    """A manifest's input or output from its JSON."""
+    return IOTensor.from_json(spec)
+
+
+def tensors(specs: list[dict]) -> list[IOTensor]:
+    return [tensor(s) for s in specs]
+
+
 def test_classifier_outputs_are_one_row_of_scores() -> None:
     assert is_classifier_output((1, 6)) and is_classifier_output((10,))
     assert is_classifier_output((1, 1, 12))
@@ -66,7 +76,7 @@ def labelled(tmp_path_factory) -> tuple[Path, Path, Path, list[int]]:
     inputs.mkdir()
     lines, best = [], []
     for seed in range(8):
-        (array,) = fill_inputs(specs, "spread", seed)
+        (array,) = fill_inputs(tensors(specs), "spread", seed)
         np.save(inputs / f"set_{seed}.npy", array)
         top = int(np.argmax(run_tflite_reference(MODEL, [array])[0]))
         best.append(top)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aot.artifacts.manifest import IOTensor
 from aot.cli import main
 from aot.errors import ConfigError, ModelError
 from aot.runner import fill_inputs
@@ -28,8 +29,17 @@ INT8 = {
 FLOAT = {"name": "f", "dtype": "float32", "shape": [4]}
 
 
+def tensor(spec: dict) -> IOTensor:
+    """A manifest's input or output from its JSON."""
+    return IOTensor.from_json(spec)
+
+
+def tensors(specs: list[dict]) -> list[IOTensor]:
+    return [tensor(s) for s in specs]
+
+
 def test_int_outputs_count_steps_and_dequantized_error() -> None:
-    c = OutputComparison(INT8, Tolerance())
+    c = OutputComparison(tensor(INT8), Tolerance())
     ref = np.arange(6, dtype=np.int8).reshape(1, 2, 3)
     assert c.add(0, ref.copy(), ref)
     off = ref.copy()
@@ -43,7 +53,7 @@ def test_int_outputs_count_steps_and_dequantized_error() -> None:
 
 
 def test_max_steps_lets_close_integer_outputs_pass() -> None:
-    c = OutputComparison(INT8, Tolerance(max_steps=3))
+    c = OutputComparison(tensor(INT8), Tolerance(max_steps=3))
     ref = np.full((1, 2, 3), -128, np.int8)
     got = ref + np.int8(3)  # no int8 wrap-around: differences are taken in int64
     assert c.add(0, got, ref) and c.first_failure is None and c.first_mismatch == 0
@@ -51,7 +61,7 @@ def test_max_steps_lets_close_integer_outputs_pass() -> None:
 
 def test_per_channel_scales_weigh_each_channel() -> None:
     spec = {**INT8, "quantization": {"scale": [0.1, 1.0, 10.0], "zero_point": [0] * 3, "axis": 2}}
-    c = OutputComparison(spec, Tolerance())
+    c = OutputComparison(tensor(spec), Tolerance())
     ref = np.zeros((1, 2, 3), np.int8)
     got = ref.copy()
     got[0, 0, 0] = 5  # 5 steps of 0.1
@@ -61,7 +71,7 @@ def test_per_channel_scales_weigh_each_channel() -> None:
 
 
 def test_float_metrics_and_tolerance() -> None:
-    c = OutputComparison(FLOAT, Tolerance(atol=1e-3, rtol=0.0, min_cosine=0.99))
+    c = OutputComparison(tensor(FLOAT), Tolerance(atol=1e-3, rtol=0.0, min_cosine=0.99))
     ref = np.array([1, 2, 3, 4], np.float32)
     assert c.add(0, ref + np.float32(5e-4), ref)  # within atol
     assert not c.add(1, ref + np.array([0, 0, 0, 0.5], np.float32), ref)
@@ -73,14 +83,14 @@ def test_float_metrics_and_tolerance() -> None:
 
 
 def test_min_cosine_fails_a_scaled_output_that_is_close_in_absolute_terms() -> None:
-    c = OutputComparison(FLOAT, Tolerance(atol=1.0, rtol=0.0, min_cosine=0.9999))
+    c = OutputComparison(tensor(FLOAT), Tolerance(atol=1.0, rtol=0.0, min_cosine=0.9999))
     ref = np.array([0.1, -0.1, 0.1, -0.1], np.float32)
     assert not c.add(0, -ref, ref)  # every element within atol, but opposite direction
     assert c.min_cosine == pytest.approx(-1.0)
 
 
 def test_nan_matches_only_nan() -> None:
-    c = OutputComparison(FLOAT, Tolerance())
+    c = OutputComparison(tensor(FLOAT), Tolerance())
     ref = np.array([1, np.nan, 3, 4], np.float32)
     assert c.add(0, ref.copy(), ref) and c.exact == 1
     got = ref.copy()
@@ -111,10 +121,10 @@ def test_tolerance_checks(options: dict, message: str) -> None:
 
 def test_random_input_i_is_aot_run_fill_spread_with_seed_plus_i() -> None:
     specs = [{"name": "a", "dtype": "int8", "shape": [2, 3]}, FLOAT]
-    samples = list(random_samples(specs, 3, seed=40))
+    samples = list(random_samples(tensors(specs), 3, seed=40))
     assert [s.seed for s in samples] == [40, 41, 42]
     for sample in samples:
-        expected = fill_inputs(specs, "spread", sample.seed)
+        expected = fill_inputs(tensors(specs), "spread", sample.seed)
         assert all(np.array_equal(a, b) for a, b in zip(sample.arrays, expected, strict=True))
 
 
@@ -123,37 +133,37 @@ def test_input_folder_one_input(tmp_path: Path) -> None:
     for name, value in (("b", 2), ("a", 1)):
         np.save(tmp_path / f"{name}.npy", np.full(2, value, np.int8))
     (tmp_path / "notes.txt").write_text("not an input")
-    samples = folder_samples(tmp_path, [spec])
+    samples = folder_samples(tmp_path, tensors([spec]))
     assert [s.files for s in samples] == [(str(tmp_path / "a.npy"),), (str(tmp_path / "b.npy"),)]
     assert [int(s.arrays[0][0]) for s in samples] == [1, 2] and samples[1].index == 1
 
 
 def test_input_folder_several_inputs_round_trips_save(tmp_path: Path) -> None:
     specs = [{"name": "x", "dtype": "int8", "shape": [2]}, FLOAT]
-    sample = Sample(7, fill_inputs(specs, "random", 5), seed=5)
+    sample = Sample(7, fill_inputs(tensors(specs), "random", 5), seed=5)
     written = save_sample(tmp_path, sample)
     assert [Path(p).name for p in written] == ["input_0007_seed5.0.npy", "input_0007_seed5.1.npy"]
-    (back,) = folder_samples(tmp_path, specs)
+    (back,) = folder_samples(tmp_path, tensors(specs))
     assert all(np.array_equal(a, b) for a, b in zip(back.arrays, sample.arrays, strict=True))
 
 
 def test_input_folder_errors(tmp_path: Path) -> None:
     specs = [{"name": "x", "dtype": "int8", "shape": [2]}, FLOAT]
     with pytest.raises(ConfigError, match=r"holds no \.npy files"):
-        folder_samples(tmp_path, specs)
+        folder_samples(tmp_path, tensors(specs))
     with pytest.raises(ConfigError, match="does not exist"):
-        folder_samples(tmp_path / "nowhere", specs)
+        folder_samples(tmp_path / "nowhere", tensors(specs))
     np.save(tmp_path / "s.0.npy", np.zeros(2, np.int8))
     with pytest.raises(ConfigError, match=r"input set 's' lacks s\.1\.npy$"):
-        folder_samples(tmp_path, specs)
+        folder_samples(tmp_path, tensors(specs))
     np.save(tmp_path / "s.1.npy", np.zeros(4, np.float64))
     with pytest.raises(ConfigError, match="is a float64 array of shape \\(4,\\); input 'f' needs"):
-        folder_samples(tmp_path, specs)
+        folder_samples(tmp_path, tensors(specs))
     np.save(tmp_path / "loose.npy", np.zeros(2, np.int8))
     with pytest.raises(
         ConfigError, match=r"loose\.npy is not named NAME\.K\.npy with K from 0 to 1"
     ):
-        folder_samples(tmp_path, specs)
+        folder_samples(tmp_path, tensors(specs))
 
 
 def test_reference_file_errors(tmp_path: Path) -> None:
@@ -260,14 +270,14 @@ def test_spread_cycles_through_four_ranges_around_the_zero_point() -> None:
     }
     ranges = []
     for seed in range(8):
-        (array,) = fill_inputs([spec], "spread", seed)
+        (array,) = fill_inputs(tensors([spec]), "spread", seed)
         ranges.append((int(array.min()), int(array.max())))
     # seed % 4: the whole range, then zero point +-32 (clipped at -128), +-8, +-2.
     assert ranges[0] == (-128, 127) and ranges[4] == (-128, 127)
     assert ranges[1] == (-128, -68) and ranges[5] == (-128, -68)
     assert ranges[2] == (-108, -92) and ranges[3] == (-102, -98)
-    (again,) = fill_inputs([spec], "spread", 2)
-    assert np.array_equal(again, fill_inputs([spec], "spread", 2)[0])  # reproducible
+    (again,) = fill_inputs(tensors([spec]), "spread", 2)
+    assert np.array_equal(again, fill_inputs(tensors([spec]), "spread", 2)[0])  # reproducible
 
 
 def test_few_distinct_outputs_warn_and_name_the_fix() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from aot.artifacts import LibraryManifest
 from aot.errors import ConfigError
 from aot.validate import Tolerance
 from aot.validate.layers import LayersReport, compare_layers
@@ -15,9 +16,11 @@ from aot.validate.report import SampleRef
 pytestmark = pytest.mark.unit
 
 
-def _metadata(outputs: list[list[dict]]) -> dict:
+def _metadata(outputs: list[list[dict]]) -> LibraryManifest:
     operators = [
         {
+            "index": i,
+            "name": f"op_{i}",
             "label": f"OP #{i}",
             "backend": "cpu",
             "source_operators": [{"index": i, "type": "OP", "output": f"t{i}"}],
@@ -25,7 +28,14 @@ def _metadata(outputs: list[list[dict]]) -> dict:
         for i in range(len(outputs))
     ]
     steps = [{"step": i, "outputs": o} for i, o in enumerate(outputs)]
-    return {"operators": operators, "trace": {"steps": steps}}
+    return LibraryManifest.from_json(
+        {
+            "model": {"name": "m"},
+            "operators": operators,
+            "memory": {"pools": [], "buffers": []},
+            "trace": {"steps": steps},
+        }
+    )
 
 
 def _out(name: str | None, dtype: str = "int8", shape: tuple[int, ...] = (2, 2)) -> dict:
@@ -33,7 +43,9 @@ def _out(name: str | None, dtype: str = "int8", shape: tuple[int, ...] = (2, 2))
     return {"tensor": name, "dtype": dtype, "shape": list(shape), "bytes": size}
 
 
-def _compare(metadata: dict, board: dict[int, list[bytes]], reference: dict, **tol: float):
+def _compare(
+    metadata: LibraryManifest, board: dict[int, list[bytes]], reference: dict, **tol: float
+):
     return compare_layers(
         metadata, SampleRef(0, seed=0), lambda step: board[step], reference, Tolerance(**tol)
     )

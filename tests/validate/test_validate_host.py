@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from validate_helpers import EXAMPLE_INT8, aot, float_onnx, with_other_weights
 
-from aot.library import read_metadata
+from aot.artifacts import read_manifest
 from aot.runner import fill_inputs, open_session
 from aot.testing import run_tflite_reference
 from aot.testing.harness import build
@@ -90,7 +90,7 @@ def test_other_weights_fail_with_a_reproducible_first_failure(
     # The report's command reruns exactly that input set with aot run.
     rerun = aot("run", int8_folder, "--fill", "spread", "--seed", first.seed, "--json")
     assert rerun.returncode == 0, rerun.stderr
-    inputs = fill_inputs(read_metadata(int8_folder)["inputs"], "spread", first.seed)
+    inputs = fill_inputs(read_manifest(int8_folder).inputs, "spread", first.seed)
     got = json.loads(rerun.stdout)["outputs"][0]["values"]
     (wrong_says,) = run_tflite_reference(wrong, inputs)
     (right_says,) = run_tflite_reference(EXAMPLE_INT8, inputs)
