@@ -131,11 +131,14 @@ def test_profile_off_reads_no_timer(tmp_path: Path, profile: bool) -> None:
         # One read before the first step and one after each step.
         assert executor.count("aot_platform_ticks()") == steps + 1
         # (then the descriptor's state fields: a stateless model has 0 bytes of state;
-        # and no fault record: every step runs on the CPU)
-        assert f"  {steps}u,\n  aot_m_step_ticks,\n  0u,\n  aot_m_reset,\n  NULL,\n}};" in executor
+        # no fault record: every step runs on the CPU; no trace: not a --trace build)
+        assert (
+            f"  {steps}u,\n  aot_m_step_ticks,\n  0u,\n  aot_m_reset,\n  NULL,\n  NULL,\n}};"
+            in executor
+        )
     else:
         assert "aot_platform_ticks" not in executor and "step_ticks" not in executor
-        assert "  0u,\n  NULL,\n  0u,\n  aot_m_reset,\n  NULL,\n};" in executor
+        assert "  0u,\n  NULL,\n  0u,\n  aot_m_reset,\n  NULL,\n  NULL,\n};" in executor
 
 
 # ---- the command --------------------------------------------------------------------------
