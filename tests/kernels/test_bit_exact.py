@@ -156,6 +156,69 @@ def test_depthwise_3x3_paths_match_litert(isa: str, tmp_path: Path) -> None:
     check_cases(isa, BOARDS[isa], 7, tmp_path, shapes=DEPTHWISE_3X3_SHAPES)
 
 
+# aot_k_dw3x3_passes (dwconv_dsp.c: two pixels per pass, an odd last pixel alone): runs
+# along rows and down columns (tall images take column runs, as kws_ref_model's 25x5),
+# odd and even run lengths, stride 2 along either axis or both, dilation across the runs
+# only (along them the tap table takes over), the border columns and rows of SAME,
+# VALID (no border), images of 2-4 pixels a side where most pixels are border pixels and
+# the runs stop (under 8 interior pixels), batches; the activations and zero points are
+# drawn per case, so every clamp kind runs. Channel counts off the multiple of 4 and
+# depth multipliers take the general kernel beside them.
+PASS_SHAPES = tuple(
+    cases.Shape("DEPTHWISE_CONV_2D", batches, h, w, c, c * m, (3, 3), stride, dilation, same,
+                multiplier=m)
+    for batches, h, w, c, m, stride, dilation, same in [
+        (1, 25, 5, 8, 1, (1, 1), (1, 1), True),
+        (1, 5, 13, 4, 1, (1, 1), (1, 1), True),
+        (1, 11, 12, 8, 1, (2, 2), (1, 1), True),
+        (1, 12, 11, 4, 1, (2, 1), (1, 1), True),
+        (1, 9, 14, 12, 1, (1, 2), (1, 1), True),
+        (2, 7, 8, 4, 1, (1, 1), (1, 1), False),
+        (1, 10, 9, 8, 1, (1, 1), (2, 1), True),
+        (1, 9, 10, 4, 1, (1, 1), (1, 2), True),
+        (1, 6, 6, 32, 1, (1, 1), (1, 1), True),
+        (1, 6, 6, 16, 1, (2, 2), (1, 1), True),
+        (1, 4, 4, 8, 1, (1, 1), (1, 1), True),
+        (1, 3, 3, 8, 1, (1, 1), (1, 1), True),
+        (1, 2, 5, 4, 1, (1, 1), (1, 1), True),
+        (1, 4, 9, 4, 1, (1, 1), (1, 1), True),
+        (1, 9, 4, 4, 1, (1, 1), (1, 1), True),
+        (1, 7, 5, 6, 1, (1, 1), (1, 1), True),
+        (1, 6, 7, 4, 2, (1, 1), (1, 1), True),
+    ]
+)  # fmt: skip
+
+
+def random_pass_shapes(seed: int, count: int) -> tuple[cases.Shape, ...]:
+    """``count`` random 3x3 depthwise shapes over the passes' branches (seeded)."""
+    rng = np.random.default_rng(seed)
+    shapes = []
+    for _ in range(count):
+        h, w = (int(v) for v in rng.integers(2, 15, 2))
+        c = int(rng.choice([4, 8, 12, 16, 32]))
+        stride = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        dilation = [(1, 1), (1, 1), (1, 1), (2, 1), (1, 2)][int(rng.integers(0, 5))]
+        same = bool(rng.random() < 0.75)
+        if not same and (h < 1 + 2 * dilation[0] or w < 1 + 2 * dilation[1]):
+            same = True
+        batches = 2 if rng.random() < 0.15 else 1
+        shapes.append(
+            cases.Shape("DEPTHWISE_CONV_2D", batches, h, w, c, c, (3, 3), stride, dilation, same)
+        )
+    return tuple(shapes)
+
+
+@pytest.mark.parametrize("isa", ["dsp", "scalar"])
+def test_depthwise_3x3_pass_shapes_match_litert(isa: str, tmp_path: Path) -> None:
+    check_cases(isa, BOARDS[isa], 13, tmp_path, shapes=PASS_SHAPES)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("isa", ["dsp", "scalar"])
+def test_depthwise_3x3_random_passes_match_litert(isa: str, seed: int, tmp_path: Path) -> None:
+    check_cases(isa, BOARDS[isa], seed, tmp_path, shapes=random_pass_shapes(seed, 20))
+
+
 # ADD: equal shapes with and without a tail of the four-element blocks, a per-channel rhs, a
 # per-channel lhs (swapped to the kernel's rhs), a scalar rhs, one element.
 ADD_SHAPES = tuple(

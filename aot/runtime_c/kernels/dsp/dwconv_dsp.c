@@ -9,7 +9,7 @@
  * every tap inside the image, multiply raw inputs with no per-tap check.
  *
  * 3x3 kernels are aot_k_dwconv3x3 (the end of this file): records for the bias and
- * requantization, interior pixels with channel groups outermost on the DSP.
+ * requantization, runs of pixels two per pass on the DSP.
  * Other kernels: pixels outermost; border pixels point their padded taps at a scratch
  * holding the input zero point (x + input_offset is 0 there, which the folded bias
  * needs), or without it take back input_offset * w per padded tap.
@@ -237,11 +237,9 @@ void AOT_K_FN(dwconv)(const struct aot_k_conv_params* p, const int8_t* input,
  * Border pixels (some tap outside the image) go pixels outermost: the nine tap pointers
  * are worked out once per pixel, the padded ones pointing at `pad` (the input zero point:
  * x + input_offset is 0 there, which the folded bias needs), and every channel group
- * reads them at its own offset. On the DSP the interior pixels go channel groups
- * outermost, so a group's records (with the output zero point folded into the nudge) and
- * bias are copied once per group into registers' reach and each output costs two LDRD,
- * two SMLAL, ASR, SSAT and STRB; the taps are inline assembly (GCC 12 spilled the
- * unrolled C). */
+ * reads them at its own offset. On the DSP, runs of pixels (interior ones, and border
+ * columns and rows with one padded tap line) go channel groups outermost through
+ * aot_k_dw3x3_passes, two pixels per pass in assembly (below). */
 
 /* Bits 0-2 set where tap 0, 1, 2 (at first, first + dil, first + 2 * dil) is inside
  * [0, size). */
@@ -379,225 +377,335 @@ static __attribute__((noinline)) void dw3x3_edge_clamped(const int8_t* const* t,
 }
 
 #if AOT_K_HAVE_DSP
-/* A group's bias and records for its interior pixels: the output zero point folded into
- * the nudge (zp * 2^(32 + shift): the high word's shift then adds zp), so an output is
- * ((acc * m + nudge + [acc < 0] * sign_term) >> 32) >> shift, clamped. */
-struct dw_record {
-  int32_t nudge_lo, nudge_hi, multiplier, shift;
+/* -- Two output pixels per pass (aot_k_dw3x3_passes, assembly) ---------------------------
+ * A run is a line of output pixels along one axis (a row of the image, or a column) whose
+ * windows lie inside the image on its `lines` tap lines across that axis (3, or 2 where
+ * a border pixel's first or last tap line is padding). Two neighbouring pixels are one
+ * pass: at stride 1 their windows share two of their three tap positions along the run,
+ * at stride 2 one, so each input word of a group is loaded and unpacked (LDR, two
+ * SXTB16) once per pass and feeds both pixels' four accumulators (eight in all), with
+ * each tap's weights one LDRD. The group's weights, bias and requantization live in the
+ * pass's stack frame (a copy of struct dw_pass_block), so SP addresses them and the
+ * fourteen other registers hold the accumulators, the input pointer, the line stride,
+ * the unpacked input and a tap's weights.
+ *
+ * The weights and the bias are doubled (2w as halfwords, 2 * bias), so the accumulator is
+ * A = 2 * acc, and the requantization of aot_k_rq_high (double rounding, right shift
+ * r = shift + 1 >= 1) becomes one SMMLAR: with N = 2^(r-1) + zp * 2^r,
+ *   out = SMMLAR(A, m, N - [A < 0]) >> r
+ * is floor((2 acc m + 2^31 + 2^(31+r) - [acc < 0] 2^32 + zp 2^(32+r)) / 2^(32+r)), the
+ * merged form (docs/kernels.md) times 2/2 with zp added. It needs |A| < 2^31 (the bias
+ * below 2^29, checked per call: 2 * 128 * 9 * 128 more cannot overflow) and the SMMLAR
+ * result in int32 (r <= 22: |A m| / 2^32 < 2^30, |zp| 2^r <= 2^29). Then SSAT, four
+ * channels packed into a word (BFI), narrower activation bounds as SSUB8 + SEL on the
+ * four bytes, and one STR per pixel. */
+struct dw_pass_block {
+  int32_t bias[8]; /* the group's doubled bias, twice: one LDM for 8 accumulators */
+  /* [line][tap along the run] of (c0, c2), (c1, c3) doubled halfwords: 18 words, copied
+   * to the frame after the bias */
+  const int32_t* weights;
+  int32_t rec[12];   /* per channel N, m, r */
+  uint32_t lo4, hi4; /* the activation bounds in every byte */
+  int32_t along;     /* input bytes between tap positions along the run */
+  int32_t line;      /* input bytes between the tap lines */
+  int32_t out_step;  /* output bytes between the run's pixels */
+  int32_t clamp;     /* whether the bounds are narrower than int8's */
+  uint32_t loop;     /* the pass loop for these lines and stride (a Thumb address) */
+  uint32_t single;   /* the loop of a last, odd pixel for these lines */
 };
+_Static_assert(offsetof(struct dw_pass_block, weights) == 32 &&
+                   offsetof(struct dw_pass_block, rec) == 36 &&
+                   offsetof(struct dw_pass_block, loop) == 108 &&
+                   sizeof(struct dw_pass_block) == 116,
+               "aot_k_dw3x3_passes copies struct dw_pass_block to its frame: the bias to 0, "
+               "the weights to 32, rec to 104, lo4 to 152, along to 160, loop to 176, "
+               "single to 180");
 
-struct dw_block {
-  int32_t bias[4];
-  struct dw_record rec[4];
-  /* the bias of a pixel whose first (left) or last (right) tap column is padding: the
-   * padded taps' zp * w put back, so those pixels skip the three taps */
-  int32_t bias_left[4], bias_right[4];
-  /* the group's weights (9 taps x 8 bytes), so one pointer reaches weights and records
-   * and GCC has a register more for the loop */
-  int8_t weights[72];
-  int32_t bias_top[4], bias_bottom[4]; /* the same for a padded first or last tap row */
-};
-_Static_assert(offsetof(struct dw_block, rec) == 16 && sizeof(struct dw_record) == 16 &&
-                   offsetof(struct dw_block, weights) == 112,
-               "AOT_K_BLOCK_SCALE reads the records at 16 + 16 * i, the taps the weights at 112");
+/* n >= 1 pixels of a run from x (pixel 0's first tap line and position, at its group's
+ * channel offset) and out: pairs, each pass starting two pixels on, then an odd last
+ * pixel alone. */
+void aot_k_dw3x3_passes(const int8_t* x, int8_t* out, int32_t n, const struct dw_pass_block* blk);
+/* The pass loops (entered through the block's `loop`): 3 or 2 tap lines, stride 1 or 2;
+ * and the one-pixel loops (`single`). */
+void aot_k_dw3x3_l3s1(void);
+void aot_k_dw3x3_l3s2(void);
+void aot_k_dw3x3_l2s1(void);
+void aot_k_dw3x3_l2s2(void);
+void aot_k_dw3x3_l3p1(void);
+void aot_k_dw3x3_l2p1(void);
 
-/* Channel i's nine weights, from the group's halfword layout (per tap: channels 0, 2,
- * 1, 3). */
-static void dw_channel_weights(const int8_t* w, int32_t i, int32_t out[9]) {
-  static const int8_t lane[4] = {0, 2, 1, 3};
-  for (int32_t t = 0; t < 9; ++t) {
-    int16_t v;
-    memcpy(&v, w + 8 * t + 2 * lane[i], 2);
-    out[t] = v;
-  }
-}
+/* Registers: r0-r3 pixel 0's accumulators (channels 0-3), r4-r7 pixel 1's, r8 the input
+ * (at a tap position of line 0), r9 the line stride, r10/r11 the input word unpacked
+ * (channels 0, 2 / 1, 3), r12/lr a tap's weights. Frame: the block at SP (offsets
+ * above), then the output pointer and the passes left at 184 and 188. */
+__asm__(
+    ".pushsection .text.aot_k_dw3x3_passes,\"ax\",%progbits\n"
+    ".syntax unified\n"
+    ".thumb\n"
+    /* line kb's input word at the current tap position, unpacked */
+    ".macro aot_dw_ld kb\n"
+    ".if \\kb == 0\n ldr r10, [r8]\n"
+    ".elseif \\kb == 1\n ldr r10, [r8, r9]\n"
+    ".else\n ldr r10, [r8, r9, lsl #1]\n.endif\n"
+    " sxtb16 r11, r10, ror #8\n"
+    " sxtb16 r10, r10\n"
+    ".endm\n"
+    /* pixel p's four channels times the weights at frame offset off */
+    ".macro aot_dw_mac p, off\n"
+    " ldrd r12, lr, [sp, #\\off]\n"
+    ".if \\p == 0\n"
+    " smlabb r0, r10, r12, r0\n smlabb r1, r11, lr, r1\n"
+    " smlatt r2, r10, r12, r2\n smlatt r3, r11, lr, r3\n"
+    ".else\n"
+    " smlabb r4, r10, r12, r4\n smlabb r5, r11, lr, r5\n"
+    " smlatt r6, r10, r12, r6\n smlatt r7, r11, lr, r7\n"
+    ".endif\n"
+    ".endm\n"
+    /* one tap position on every line: pixel 0 with its tap t0, pixel 1 with t1 (-1: none) */
+    ".macro aot_dw_pos lines, t0, t1\n"
+    ".irp kb, 0, 1, 2\n"
+    ".if \\kb < \\lines\n"
+    " aot_dw_ld \\kb\n"
+    ".if \\t0 >= 0\n aot_dw_mac 0, (32+24*\\kb+8*\\t0)\n.endif\n"
+    ".if \\t1 >= 0\n aot_dw_mac 1, (32+24*\\kb+8*\\t1)\n.endif\n"
+    ".endif\n"
+    ".endr\n"
+    ".endm\n"
+    /* the input pointer one position on (1), two (2) or one back (-1) */
+    ".macro aot_dw_adv n\n"
+    " ldr r10, [sp, #160]\n"
+    ".if \\n == 1\n add r8, r8, r10\n"
+    ".elseif \\n == 2\n add r8, r8, r10, lsl #1\n"
+    ".else\n sub r8, r8, r10\n.endif\n"
+    ".endm\n"
+    /* stride 1: positions 0, 1, 3, 2 (the next pass starts at 2); stride 2: 0 to 4;
+     * one pixel (stride 0 here): 0 to 2 */
+    ".macro aot_dw_loop name, lines, stride\n"
+    ".balign 4\n"
+    ".type \\name, %function\n"
+    ".thumb_func\n"
+    "\\name:\n"
+    ".if \\stride == 0\n"
+    " ldm sp, {r0-r3}\n"
+    " aot_dw_pos \\lines, 0, -1\n aot_dw_adv 1\n"
+    " aot_dw_pos \\lines, 1, -1\n aot_dw_adv 1\n"
+    " aot_dw_pos \\lines, 2, -1\n"
+    " b aot_k_dw3x3_tail1\n"
+    ".elseif \\stride == 1\n"
+    " ldm sp, {r0-r7}\n"
+    " aot_dw_pos \\lines, 0, -1\n aot_dw_adv 1\n"
+    " aot_dw_pos \\lines, 1, 0\n aot_dw_adv 2\n"
+    " aot_dw_pos \\lines, -1, 2\n aot_dw_adv -1\n"
+    " aot_dw_pos \\lines, 2, 1\n"
+    " b aot_k_dw3x3_tail\n"
+    ".else\n"
+    " ldm sp, {r0-r7}\n"
+    " aot_dw_pos \\lines, 0, -1\n aot_dw_adv 1\n"
+    " aot_dw_pos \\lines, 1, -1\n aot_dw_adv 1\n"
+    " aot_dw_pos \\lines, 2, 0\n aot_dw_adv 1\n"
+    " aot_dw_pos \\lines, -1, 1\n aot_dw_adv 1\n"
+    " aot_dw_pos \\lines, -1, 2\n"
+    " b aot_k_dw3x3_tail\n"
+    ".endif\n"
+    ".size \\name, . - \\name\n"
+    ".endm\n"
+    /* channel i of both pixels (accumulators a and b): the record from r9 */
+    ".macro aot_dw_rq a, b\n"
+    " ldm r9!, {r10, r11, r12}\n"
+    " add lr, r10, r\\a, asr #31\n"
+    " smmlar r\\a, r\\a, r11, lr\n"
+    " asr r\\a, r\\a, r12\n"
+    " ssat r\\a, #8, r\\a\n"
+    " add lr, r10, r\\b, asr #31\n"
+    " smmlar r\\b, r\\b, r11, lr\n"
+    " asr r\\b, r\\b, r12\n"
+    " ssat r\\b, #8, r\\b\n"
+    ".endm\n"
+    ".balign 4\n"
+    ".type aot_k_dw3x3_passes, %function\n"
+    ".thumb_func\n"
+    "aot_k_dw3x3_passes:\n"
+    " push {r4-r11, lr}\n"
+    " sub sp, sp, #196\n"
+    " strd r1, r2, [sp, #184]\n"
+    " mov r8, r0\n"
+    " ldm r3!, {r0-r2, r4-r7, r9}\n"
+    " stm sp, {r0-r2, r4-r7, r9}\n"
+    " ldr r12, [r3], #4\n"
+    " add lr, sp, #32\n"
+    " ldm r12!, {r0-r2, r4-r7, r9-r11}\n"
+    " stm lr!, {r0-r2, r4-r7, r9-r11}\n"
+    " ldm r12, {r0-r2, r4-r7, r9}\n"
+    " stm lr!, {r0-r2, r4-r7, r9}\n"
+    " ldm r3!, {r0-r2, r4-r7, r9-r11}\n"
+    " stm lr!, {r0-r2, r4-r7, r9-r11}\n"
+    " ldm r3, {r0-r2, r4-r7, r9-r11}\n"
+    " stm lr, {r0-r2, r4-r7, r9-r11}\n"
+    " ldr r9, [sp, #164]\n"
+    " ldr r10, [sp, #188]\n"
+    " cmp r10, #2\n"
+    " it ge\n"
+    " ldrge pc, [sp, #176]\n"
+    " ldr pc, [sp, #180]\n"
+    ".size aot_k_dw3x3_passes, . - aot_k_dw3x3_passes\n"
+    "aot_dw_loop aot_k_dw3x3_l3s1, 3, 1\n"
+    "aot_dw_loop aot_k_dw3x3_l3s2, 3, 2\n"
+    "aot_dw_loop aot_k_dw3x3_l2s1, 2, 1\n"
+    "aot_dw_loop aot_k_dw3x3_l2s2, 2, 2\n"
+    "aot_dw_loop aot_k_dw3x3_l3p1, 3, 0\n"
+    "aot_dw_loop aot_k_dw3x3_l2p1, 2, 0\n"
+    ".balign 4\n"
+    ".type aot_k_dw3x3_tail, %function\n"
+    "aot_k_dw3x3_tail:\n"
+    " add r9, sp, #104\n"
+    " aot_dw_rq 0, 4\n"
+    " aot_dw_rq 1, 5\n"
+    " aot_dw_rq 2, 6\n"
+    " aot_dw_rq 3, 7\n"
+    " bfi r0, r1, #8, #8\n"
+    " bfi r0, r2, #16, #8\n"
+    " bfi r0, r3, #24, #8\n"
+    " bfi r4, r5, #8, #8\n"
+    " bfi r4, r6, #16, #8\n"
+    " bfi r4, r7, #24, #8\n"
+    " ldr r1, [sp, #172]\n"
+    " cbz r1, 1f\n"
+    " ldrd r10, r11, [sp, #152]\n"
+    " ssub8 r12, r0, r10\n"
+    " sel r0, r0, r10\n"
+    " ssub8 r12, r4, r10\n"
+    " sel r4, r4, r10\n"
+    " ssub8 r12, r11, r0\n"
+    " sel r0, r0, r11\n"
+    " ssub8 r12, r11, r4\n"
+    " sel r4, r4, r11\n"
+    "1:\n"
+    " ldrd r10, r11, [sp, #184]\n"
+    " ldr r12, [sp, #168]\n"
+    " str r0, [r10]\n"
+    " str r4, [r10, r12]\n"
+    " add r10, r10, r12, lsl #1\n"
+    " subs r11, r11, #2\n"
+    " strd r10, r11, [sp, #184]\n"
+    " ldr r9, [sp, #164]\n"
+    " cmp r11, #2\n"
+    " it ge\n"
+    " ldrge pc, [sp, #176]\n"
+    " cmp r11, #0\n"
+    " it ne\n"
+    " ldrne pc, [sp, #180]\n"
+    " add sp, sp, #196\n"
+    " pop {r4-r11, pc}\n"
+    ".size aot_k_dw3x3_tail, . - aot_k_dw3x3_tail\n"
+    /* the same for one pixel (r0-r3) */
+    ".balign 4\n"
+    ".type aot_k_dw3x3_tail1, %function\n"
+    "aot_k_dw3x3_tail1:\n"
+    " add r9, sp, #104\n"
+    ".irp i, 0, 1, 2, 3\n"
+    " ldm r9!, {r10, r11, r12}\n"
+    " add lr, r10, r\\i, asr #31\n"
+    " smmlar r\\i, r\\i, r11, lr\n"
+    " asr r\\i, r\\i, r12\n"
+    " ssat r\\i, #8, r\\i\n"
+    ".endr\n"
+    " bfi r0, r1, #8, #8\n"
+    " bfi r0, r2, #16, #8\n"
+    " bfi r0, r3, #24, #8\n"
+    " ldr r1, [sp, #172]\n"
+    " cbz r1, 1f\n"
+    " ldrd r10, r11, [sp, #152]\n"
+    " ssub8 r12, r0, r10\n"
+    " sel r0, r0, r10\n"
+    " ssub8 r12, r11, r0\n"
+    " sel r0, r0, r11\n"
+    "1:\n"
+    " ldr r10, [sp, #184]\n"
+    " str r0, [r10]\n"
+    " add sp, sp, #196\n"
+    " pop {r4-r11, pc}\n"
+    ".size aot_k_dw3x3_tail1, . - aot_k_dw3x3_tail1\n"
+    ".purgem aot_dw_ld\n"
+    ".purgem aot_dw_mac\n"
+    ".purgem aot_dw_pos\n"
+    ".purgem aot_dw_adv\n"
+    ".purgem aot_dw_loop\n"
+    ".purgem aot_dw_rq\n"
+    ".popsection\n");
 
-/* Whether the folded zero point stays inside the nudge's range for every channel: the
- * high word's shift at most 22 (|zp * 2^(32+22)| < 2^61, the sum below 2^63). */
-static int32_t dw_blocks_fit(const struct aot_k_rq* rq, int32_t ch, int32_t form) {
-  if (form != AOT_K_RQ_HIGH) return 0;
+/* Whether the passes take the call: double rounding, the records' high form with every
+ * right shift at most 22 (the SMMLAR result in int32) and every bias below 2^29 (the
+ * doubled accumulator in int32). */
+static int32_t dw_passes_fit(const struct aot_k_rq* rq, int32_t ch, int32_t form,
+                             int32_t rounding) {
+  if (form != AOT_K_RQ_HIGH || rounding != 0) return 0;
   for (int32_t i = 0; i < ch; ++i) {
-    if (rq[i].shift > 22) return 0;
+    const int32_t b = rq[i].bias;
+    if (b >= (1 << 29) || b <= -(1 << 29)) return 0;
+    if (rq[i].multiplier != 0 && (rq[i].shift > 21 || rq[i].sign_term != INT32_MIN)) return 0;
   }
   return 1;
 }
 
-/* The bias with zp * the padded taps' weights put back (int32 wraps as TFLite's
- * accumulator does). */
-static int32_t dw_edge_bias(int32_t bias, int32_t input_zp, int32_t weights) {
-  return (int32_t)((uint32_t)bias + (uint32_t)input_zp * (uint32_t)weights);
-}
+/* A group's doubled weights in both orders, [kernel row][kernel column] (runs along rows)
+ * and [column][row] (runs down columns), two words a tap, then the 24 bytes that the
+ * copy of 18 words from line 1 of `down` reads; and its doubled bias. */
+struct dw_group {
+  int32_t across[18], down[18], tail[6];
+  int32_t bias[4];
+};
 
-/* columns, rows: whether the column or row runs need their biases. */
-static void dw_block_make(struct dw_block* blk, const struct aot_k_rq* rq, int32_t zp,
-                          const int8_t* w, int32_t input_zp, int32_t columns, int32_t rows) {
+static void dw_group_make(struct dw_group* g, struct dw_pass_block* blk, const int8_t* w,
+                          const struct aot_k_rq* rq, int32_t zp) {
+  for (int32_t ky = 0; ky < 3; ++ky) {
+    for (int32_t kx = 0; kx < 3; ++kx, w += 8) {
+      const int32_t e = aot_k_load32(w), o = aot_k_load32(w + 4);
+      const int32_t e2 = aot_k_sadd16(e, e), o2 = aot_k_sadd16(o, o);
+      g->across[6 * ky + 2 * kx] = g->down[6 * kx + 2 * ky] = e2;
+      g->across[6 * ky + 2 * kx + 1] = g->down[6 * kx + 2 * ky + 1] = o2;
+    }
+  }
   for (int32_t i = 0; i < 4; ++i) {
-    const struct aot_k_rq* r = &rq[i];
-    blk->bias[i] = r->bias;
-    if (i == 0) memcpy(blk->weights, w, sizeof blk->weights);
-    if (columns || rows) {
-      int32_t k[9];
-      dw_channel_weights(w, i, k);
-      blk->bias_left[i] = dw_edge_bias(r->bias, input_zp, k[0] + k[3] + k[6]);
-      blk->bias_right[i] = dw_edge_bias(r->bias, input_zp, k[2] + k[5] + k[8]);
-      blk->bias_top[i] = dw_edge_bias(r->bias, input_zp, k[0] + k[1] + k[2]);
-      blk->bias_bottom[i] = dw_edge_bias(r->bias, input_zp, k[6] + k[7] + k[8]);
-    }
-    int64_t nudge = (int64_t)(((uint64_t)(uint32_t)r->nudge_hi << 32) | r->nudge_lo);
-    if (r->multiplier == 0) {
-      /* a dead channel gives zp: 2^31 in the low word absorbs the sign term's borrow */
-      nudge = (int64_t)((uint64_t)(int64_t)zp << 32) + ((int64_t)1 << 31);
-    } else {
-      nudge += (int64_t)zp * ((int64_t)1 << (32 + r->shift));
-    }
-    blk->rec[i].nudge_lo = (int32_t)(uint32_t)(uint64_t)nudge;
-    blk->rec[i].nudge_hi = (int32_t)(nudge >> 32);
-    blk->rec[i].multiplier = r->multiplier;
-    blk->rec[i].shift = r->shift;
+    const int32_t m = rq[i].multiplier, r = m ? rq[i].shift + 1 : 1;
+    g->bias[i] = 2 * rq[i].bias;
+    blk->rec[3 * i] = (1 << (r - 1)) + zp * (1 << r);
+    blk->rec[3 * i + 1] = m;
+    blk->rec[3 * i + 2] = r;
   }
 }
 
-/* Channel i's output with zp added, before the clamp. */
-#define AOT_K_BLOCK_SCALE(acc, blk, i, sign)                                             \
-  __extension__({                                                                        \
-    int32_t lo_, hi_, m_, sh_;                                                           \
-    __asm__("ldrd %[lo], %[hi], [%[b], %[o0]]\n\t"                                       \
-            "ldrd %[m], %[sh], [%[b], %[o1]]\n\t" AOT_K_HIGH_TAIL_ASM                    \
-            : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [sh] "=&r"(sh_)           \
-            : [a] "r"(acc), [b] "r"(blk), [k] "r"(sign), [o0] "i"(16 + 16 * (i)),        \
-              [o1] "i"(24 + 16 * (i))                                                    \
-            : "memory");                                                                 \
-    (void)lo_;                                                                           \
-    hi_;                                                                                 \
-  })
-
-/* The clamp after SSAT (int8's range): which activation bounds are narrower. */
-enum { DW_CLAMP_NONE, DW_CLAMP_HI, DW_CLAMP_BOTH };
-
-static inline __attribute__((always_inline)) int8_t dw_block_clamp(int32_t v, int32_t lo,
-                                                                   int32_t hi, int32_t kind) {
-  v = __ssat(v, 8);
-  if (kind == DW_CLAMP_BOTH) v = v < lo ? lo : v;
-  if (kind != DW_CLAMP_NONE) v = v > hi ? hi : v;
-  return (int8_t)v;
-}
-
-/* The nine taps of an interior pixel: x at tap (0, 0), rows `row` and columns `col`
- * bytes apart; x itself steps down the rows. */
-#define AOT_K_ROW_ASM(first)                  \
-  AOT_K_TAP_ASM("[%[x]]", first)              \
-  AOT_K_TAP_ASM("[%[x], %[col]]", first "+8") \
-  AOT_K_TAP_ASM("[%[x], %[col], lsl #1]", first "+16")
-/* Two tap columns of a row, x at the first of them, weights from tap column c0. */
-#define AOT_K_ROW2_ASM(first, c0) \
-  AOT_K_TAP_ASM("[%[x]]", first "+8*" c0) AOT_K_TAP_ASM("[%[x], %[col]]", first "+8+8*" c0)
-/* One pixel's taps, each row's taps given by ROW(weight offset of the row). */
-#define AOT_K_PIXEL_ROWS(x_, row_, col_, r0, r1, r2)                                       \
-  do {                                                                                     \
-    const int8_t* xp_ = (x_);                                                              \
-    int32_t xv_, xo_, we_, wo_;                                                            \
-    __asm__(r0 "add %[x], %[x], %[row]\n\t" r1 "add %[x], %[x], %[row]\n\t" r2            \
-            : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
-              [x] "+r"(xp_), [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_),            \
-              [wo] "=&r"(wo_)                                                              \
-            : [row] "r"(row_), [col] "r"(col_), [w] "r"(blk)                               \
-            : "memory");                                                                   \
-  } while (0)
-/* Two tap rows (x at the first of them). */
-#define AOT_K_PIXEL_ROWS2(x_, row_, col_, r0, r1)                                          \
-  do {                                                                                     \
-    const int8_t* xp_ = (x_);                                                              \
-    int32_t xv_, xo_, we_, wo_;                                                            \
-    __asm__(r0 "add %[x], %[x], %[row]\n\t" r1                                             \
-            : [a0] "+r"(acc0), [a1] "+r"(acc1), [a2] "+r"(acc2), [a3] "+r"(acc3),          \
-              [x] "+r"(xp_), [xv] "=&r"(xv_), [xo] "=&r"(xo_), [we] "=&r"(we_),            \
-              [wo] "=&r"(wo_)                                                              \
-            : [row] "r"(row_), [col] "r"(col_), [w] "r"(blk)                               \
-            : "memory");                                                                   \
-  } while (0)
-#define AOT_K_PIXEL6_TOP(x_, row_, col_) \
-  AOT_K_PIXEL_ROWS2(x_, row_, col_, AOT_K_ROW_ASM("112+24"), AOT_K_ROW_ASM("112+48"))
-#define AOT_K_PIXEL6_BOTTOM(x_, row_, col_) \
-  AOT_K_PIXEL_ROWS2(x_, row_, col_, AOT_K_ROW_ASM("112+0"), AOT_K_ROW_ASM("112+24"))
-#define AOT_K_PIXEL9(x_, row_, col_)                                                      \
-  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW_ASM("112+0"), AOT_K_ROW_ASM("112+24"),        \
-                   AOT_K_ROW_ASM("112+48"))
-/* The last two tap columns (x at column 1), or the first two. */
-#define AOT_K_PIXEL6_LEFT(x_, row_, col_)                                                  \
-  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("112+0", "1"),                           \
-                   AOT_K_ROW2_ASM("112+24", "1"), AOT_K_ROW2_ASM("112+48", "1"))
-#define AOT_K_PIXEL6_RIGHT(x_, row_, col_)                                                 \
-  AOT_K_PIXEL_ROWS(x_, row_, col_, AOT_K_ROW2_ASM("112+0", "0"),                           \
-                   AOT_K_ROW2_ASM("112+24", "0"), AOT_K_ROW2_ASM("112+48", "0"))
-
-
-/* n interior pixels of one group, `step` input and `out_step` output bytes apart; double
- * rounding, so the sign term is -2^31 (a constant GCC keeps in a register). */
-static inline __attribute__((always_inline)) void dw3x3_run_body(
-    const int8_t* x, int32_t n, int32_t step, int32_t row, int32_t col,
-    const struct dw_block* blk, int32_t lo, int32_t hi, int32_t kind, int32_t columns,
-    int8_t* out, int32_t out_step) {
-  const int32_t sign = INT32_MIN;
-  const int32_t* bias = columns == DW_TAPS_ALL                ? blk->bias
-                        : columns == DW_TAPS_BUT_FIRST_COLUMN ? blk->bias_left
-                        : columns == DW_TAPS_BUT_LAST_COLUMN  ? blk->bias_right
-                        : columns == DW_TAPS_BUT_FIRST_ROW    ? blk->bias_top
-                                                              : blk->bias_bottom;
-  for (; n > 0; --n, x += step, out += out_step) {
-    int32_t acc0 = bias[0], acc1 = bias[1], acc2 = bias[2], acc3 = bias[3];
-    if (columns == DW_TAPS_ALL) {
-      AOT_K_PIXEL9(x, row, col);
-    } else if (columns == DW_TAPS_BUT_FIRST_COLUMN) {
-      AOT_K_PIXEL6_LEFT(x, row, col);
-    } else if (columns == DW_TAPS_BUT_LAST_COLUMN) {
-      AOT_K_PIXEL6_RIGHT(x, row, col);
-    } else if (columns == DW_TAPS_BUT_FIRST_ROW) {
-      AOT_K_PIXEL6_TOP(x, row, col);
-    } else {
-      AOT_K_PIXEL6_BOTTOM(x, row, col);
-    }
-    out[0] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc0, blk, 0, sign), lo, hi, kind);
-    out[1] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc1, blk, 1, sign), lo, hi, kind);
-    out[2] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc2, blk, 2, sign), lo, hi, kind);
-    out[3] = dw_block_clamp(AOT_K_BLOCK_SCALE(acc3, blk, 3, sign), lo, hi, kind);
+/* The block for runs over `lines` tap lines from line k0 of `order` (a dw_group array),
+ * with padded: the padded tap line (-1: none), whose zp * w the bias gets back. */
+static inline void dw_pass_kind(struct dw_pass_block* blk, const struct dw_group* g,
+                                const int32_t* order, int32_t input_zp, int32_t k0,
+                                int32_t lines, int32_t padded, int32_t stride) {
+  blk->weights = order + 6 * k0;
+  int32_t b0 = g->bias[0], b1 = g->bias[1], b2 = g->bias[2], b3 = g->bias[3];
+  if (padded >= 0) {
+    /* the padded line's doubled weights summed, per channel */
+    const int32_t* t = order + 6 * padded;
+    const int32_t even = aot_k_sadd16(aot_k_sadd16(t[0], t[2]), t[4]);
+    const int32_t odd = aot_k_sadd16(aot_k_sadd16(t[1], t[3]), t[5]);
+    b0 += input_zp * (int16_t)even, b1 += input_zp * (int16_t)odd;
+    b2 += input_zp * (even >> 16), b3 += input_zp * (odd >> 16);
   }
+  blk->bias[0] = blk->bias[4] = b0, blk->bias[1] = blk->bias[5] = b1;
+  blk->bias[2] = blk->bias[6] = b2, blk->bias[3] = blk->bias[7] = b3;
+  blk->loop = lines == 3 ? (stride == 1 ? (uint32_t)(uintptr_t)&aot_k_dw3x3_l3s1
+                                        : (uint32_t)(uintptr_t)&aot_k_dw3x3_l3s2)
+                         : (stride == 1 ? (uint32_t)(uintptr_t)&aot_k_dw3x3_l2s1
+                                        : (uint32_t)(uintptr_t)&aot_k_dw3x3_l2s2);
+  blk->single = lines == 3 ? (uint32_t)(uintptr_t)&aot_k_dw3x3_l3p1
+                           : (uint32_t)(uintptr_t)&aot_k_dw3x3_l2p1;
 }
 
-/* One function per clamp kind, so each loop is allocated on its own. */
-#define AOT_K_RUN_ARGS                                                                 \
-  const int8_t *x, int32_t n, int32_t step, int32_t row, int32_t col, \
-      const struct dw_block *blk, int32_t lo, int32_t hi, int8_t *out, int32_t out_step
-#define AOT_K_RUN_CALL(kind, columns) \
-  dw3x3_run_body(x, n, step, row, col, blk, lo, hi, kind, columns, out, out_step)
-static __attribute__((noinline)) void dw3x3_run_full(AOT_K_RUN_ARGS) {
-  AOT_K_RUN_CALL(DW_CLAMP_NONE, DW_TAPS_ALL);
+/* A run's cost in instructions, about (a pass 190, one pixel 110, a call 40), to choose
+ * the direction of the interior runs. */
+static int32_t dw_runs_cost(int32_t runs, int32_t n) {
+  return runs * ((n >> 1) * 190 + (n & 1) * 110 + 40);
 }
-static __attribute__((noinline)) void dw3x3_run_upper(AOT_K_RUN_ARGS) {
-  AOT_K_RUN_CALL(DW_CLAMP_HI, DW_TAPS_ALL);
-}
-static __attribute__((noinline)) void dw3x3_run_clamped(AOT_K_RUN_ARGS) {
-  AOT_K_RUN_CALL(DW_CLAMP_BOTH, DW_TAPS_ALL);
-}
-/* Border pixels with one padded tap column (a column of them, top to bottom) or row
- * (a row, across the interior columns): six taps each. */
-#define AOT_K_EDGE_RUN(clamp)                                  \
-  do {                                                         \
-    if (taps == DW_TAPS_BUT_FIRST_COLUMN) {                    \
-      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_FIRST_COLUMN);         \
-    } else if (taps == DW_TAPS_BUT_LAST_COLUMN) {              \
-      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_LAST_COLUMN);          \
-    } else if (taps == DW_TAPS_BUT_FIRST_ROW) {                \
-      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_FIRST_ROW);            \
-    } else {                                                   \
-      AOT_K_RUN_CALL(clamp, DW_TAPS_BUT_LAST_ROW);             \
-    }                                                          \
-  } while (0)
-static __attribute__((noinline)) void dw3x3_edge_run_full(AOT_K_RUN_ARGS, int32_t taps) {
-  AOT_K_EDGE_RUN(DW_CLAMP_NONE);
-}
-static __attribute__((noinline)) void dw3x3_edge_run_clamped(AOT_K_RUN_ARGS, int32_t taps) {
-  AOT_K_EDGE_RUN(DW_CLAMP_BOTH);
-}
+
+enum { DW_INNER_NONE, DW_INNER_ROWS, DW_INNER_COLUMNS };
 #endif /* AOT_K_HAVE_DSP */
 
 void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
@@ -627,87 +735,99 @@ void AOT_K_FN(dwconv3x3)(const struct aot_k_conv_params* p, const int8_t* input,
   while (oy_hi > oy_lo && dw_inside3((oy_hi - 1) * stride_h - pad_top, dil_h, in_h) != 7u) {
     --oy_hi;
   }
+  const int32_t n_rows = oy_hi - oy_lo, n_cols = ox_hi - ox_lo;
 #if AOT_K_HAVE_DSP
-  /* Border columns as runs down the rows: below 4 rows the column biases (built per
-   * group) and the calls cost more than the tap table (vww_96_int8's 3x3 image). */
-  /* Below 8 interior pixels the blocks (built per group) cost more than the runs save:
-   * vww_96_int8's 3x3 image, one interior pixel per group, goes through the tap table. */
-  const int32_t runs = q.rounding == 0 && dw_blocks_fit(rq, ch, q.form) && ox_hi > ox_lo &&
-                       (ox_hi - ox_lo) * (oy_hi - oy_lo) >= 8;
-  const int32_t columns = runs && oy_hi - oy_lo >= 4;
-  const int32_t row_runs = runs && ox_hi - ox_lo >= 2; /* the same for the top and bottom */
+  /* Runs along rows need their taps one column apart and a stride of 1 or 2 across
+   * them (the pass loops), runs down columns the same between rows. */
+  /* Below 8 interior pixels the group setup (the doubled weights, one block per kind of
+   * run) costs what the passes save over the tap table (vww_96_int8's 3x3 images). */
+  const int32_t fit = n_rows * n_cols >= 8 && dw_passes_fit(rq, ch, q.form, q.rounding);
+  const int32_t across = fit && dil_w == 1 && stride_w <= 2 && n_cols >= 2;
+  const int32_t down = fit && dil_h == 1 && stride_h <= 2 && n_rows >= 2;
+  int32_t inner = DW_INNER_NONE;
+  if (across && (!down || dw_runs_cost(n_rows, n_cols) <= dw_runs_cost(n_cols, n_rows))) {
+    inner = DW_INNER_ROWS;
+  } else if (down) {
+    inner = DW_INNER_COLUMNS;
+  }
+  const int32_t columns = down, row_runs = across; /* the border columns and rows */
 #else
-  const int32_t runs = 0, columns = 0, row_runs = 0; /* the M3: all through the tap table */
+  const int32_t inner = 0, columns = 0, row_runs = 0; /* the M3: all through the tap table */
+  (void)n_rows;
 #endif
   for (int32_t b = 0; b < p->batches; ++b) {
     const int8_t* image = input + b * in_h * in_w * ch;
     int8_t* image_out = output + b * out_h * out_w * ch;
 #if AOT_K_HAVE_DSP
-    if (runs) {
-      const int32_t step = stride_w * ch;
-      struct dw_block blk;
+    if (inner != DW_INNER_NONE || columns || row_runs) {
+      const int32_t input_zp = -p->input_offset;
+      struct dw_pass_block blk;
+      struct dw_group g;
+      blk.lo4 = (uint32_t)(uint8_t)(int8_t)q.lo * 0x01010101u;
+      blk.hi4 = (uint32_t)(uint8_t)(int8_t)q.hi * 0x01010101u;
+      blk.clamp = !full;
+      const int32_t iy_lo = oy_lo * stride_h - pad_top, ix_lo = ox_lo * stride_w - pad_left;
       for (int32_t c = 0; c < ch; c += 4) {
-        const int8_t* w = weights + 18 * c; /* 9 taps x 8 bytes per group of 4 channels */
-        dw_block_make(&blk, rq + c, q.zp, w, -p->input_offset, columns, row_runs);
-        for (int32_t oy = 0; oy < out_h; ++oy) {
-          const int32_t iy0 = oy * stride_h - pad_top;
-          if (dw_inside3(iy0, dil_h, in_h) != 7u) continue;
-          const int8_t* x = image + (iy0 * in_w + ox_lo * stride_w - pad_left) * ch + c;
-          int8_t* o = image_out + (oy * out_w + ox_lo) * ch + c;
-          const int32_t n = ox_hi - ox_lo;
-          if (full) {
-            dw3x3_run_full(x, n, step, row, col, &blk, q.lo, q.hi, o, ch);
-          } else if (q.lo == -128) {
-            dw3x3_run_upper(x, n, step, row, col, &blk, q.lo, q.hi, o, ch);
-          } else {
-            dw3x3_run_clamped(x, n, step, row, col, &blk, q.lo, q.hi, o, ch);
+        dw_group_make(&g, &blk, weights + 18 * c, rq + c, q.zp);
+        if (inner == DW_INNER_ROWS) {
+          dw_pass_kind(&blk, &g, g.across, input_zp, 0, 3, -1, stride_w);
+          blk.along = ch, blk.line = row, blk.out_step = ch;
+          for (int32_t oy = oy_lo; oy < oy_hi; ++oy) {
+            const int32_t iy0 = oy * stride_h - pad_top;
+            aot_k_dw3x3_passes(image + (iy0 * in_w + ix_lo) * ch + c,
+                   image_out + (oy * out_w + ox_lo) * ch + c, n_cols, &blk);
+          }
+        } else if (inner == DW_INNER_COLUMNS) {
+          dw_pass_kind(&blk, &g, g.down, input_zp, 0, 3, -1, stride_h);
+          blk.along = in_w * ch, blk.line = col, blk.out_step = out_w * ch;
+          for (int32_t ox = ox_lo; ox < ox_hi; ++ox) {
+            const int32_t ix0 = ox * stride_w - pad_left;
+            aot_k_dw3x3_passes(image + (iy_lo * in_w + ix0) * ch + c,
+                   image_out + (oy_lo * out_w + ox) * ch + c, n_rows, &blk);
           }
         }
+        /* border columns with their first or last tap column padded, down the rows */
+        int32_t built = DW_TAPS_ALL;
         for (int32_t ox = 0; ox < out_w && columns; ox = ox + 1 == ox_lo ? ox_hi : ox + 1) {
           const int32_t ix0 = ox * stride_w - pad_left;
           const int32_t kind = dw_column_kind(ox, ox_lo, ox_hi, dw_inside3(ix0, dil_w, in_w));
           if (kind == DW_TAPS_ALL) continue;
-          const int32_t iy0 = oy_lo * stride_h - pad_top;
-          /* x at the first tap column inside */
-          const int8_t* x = image + (iy0 * in_w + ix0) * ch + c +
-                            (kind == DW_TAPS_BUT_FIRST_COLUMN ? col : 0);
-          int8_t* o = image_out + (oy_lo * out_w + ox) * ch + c;
-          const int32_t n = oy_hi - oy_lo, down = stride_h * in_w * ch;
-          if (full) {
-            dw3x3_edge_run_full(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch, kind);
-          } else {
-            dw3x3_edge_run_clamped(x, n, down, row, col, &blk, q.lo, q.hi, o, out_w * ch,
-                                   kind);
+          const int32_t left = kind == DW_TAPS_BUT_FIRST_COLUMN;
+          if (kind != built) {
+            dw_pass_kind(&blk, &g, g.down, input_zp, left, 2, left ? 0 : 2, stride_h);
+            blk.along = in_w * ch, blk.line = col, blk.out_step = out_w * ch;
+            built = kind;
           }
+          aot_k_dw3x3_passes(image + (iy_lo * in_w + ix0) * ch + c + (left ? col : 0),
+                 image_out + (oy_lo * out_w + ox) * ch + c, n_rows, &blk);
         }
+        /* border rows with their first or last tap row padded, across the columns */
         for (int32_t oy = 0; oy < out_h && row_runs; oy = oy + 1 == oy_lo ? oy_hi : oy + 1) {
           const int32_t iy0 = oy * stride_h - pad_top;
           const int32_t kind = dw_row_kind(oy, oy_lo, oy_hi, dw_inside3(iy0, dil_h, in_h));
           if (kind == DW_TAPS_ALL) continue;
-          /* x at the first tap row inside */
-          const int32_t iy = iy0 + (kind == DW_TAPS_BUT_FIRST_ROW ? dil_h : 0);
-          const int8_t* x = image + (iy * in_w + ox_lo * stride_w - pad_left) * ch + c;
-          int8_t* o = image_out + (oy * out_w + ox_lo) * ch + c;
-          const int32_t n = ox_hi - ox_lo;
-          if (full) {
-            dw3x3_edge_run_full(x, n, step, row, col, &blk, q.lo, q.hi, o, ch, kind);
-          } else {
-            dw3x3_edge_run_clamped(x, n, step, row, col, &blk, q.lo, q.hi, o, ch, kind);
+          const int32_t top = kind == DW_TAPS_BUT_FIRST_ROW;
+          if (kind != built) {
+            dw_pass_kind(&blk, &g, g.across, input_zp, top, 2, top ? 0 : 2, stride_w);
+            blk.along = ch, blk.line = row, blk.out_step = ch;
+            built = kind;
           }
+          aot_k_dw3x3_passes(image + (iy0 * in_w + ix_lo) * ch + c + (top ? row : 0),
+                 image_out + (oy * out_w + ox_lo) * ch + c, n_cols, &blk);
         }
       }
     }
 #endif
+    /* The rest pixel by pixel through the tap table: corners, and whatever no run took. */
     for (int32_t oy = 0; oy < out_h; ++oy) {
       const int32_t iy0 = oy * stride_h - pad_top;
       const uint32_t rows = dw_inside3(iy0, dil_h, in_h);
       /* valid: bit 3 * ky + kx; each row's bit spread to its three */
       const uint32_t row_bits = (rows & 1u) * 7u | (rows & 2u) * 28u | (rows & 4u) * 112u;
+      const int32_t row_ran = row_runs && dw_row_kind(oy, oy_lo, oy_hi, rows) != DW_TAPS_ALL;
       for (int32_t ox = 0; ox < out_w; ++ox) {
-        const int32_t ran = (runs && rows == 7u) ||
-                            (row_runs && dw_row_kind(oy, oy_lo, oy_hi, rows) != DW_TAPS_ALL);
-        if (ran && ox == ox_lo) {
-          ox = ox_hi - 1; /* the interior columns ran above */
+        if (ox == ox_lo && n_cols > 0 && ((inner && rows == 7u) || row_ran)) {
+          ox = ox_hi - 1; /* the interior columns, or this border row's, ran above */
           continue;
         }
         const int32_t ix0 = ox * stride_w - pad_left;
