@@ -96,20 +96,27 @@ def _records(info: OperatorInfo, bias: np.ndarray, out_c: int) -> tuple[BackendC
     return record_constant(records), form
 
 
-def prepare_conv(info: OperatorInfo) -> PreparedKernel:
+# Output pixels per pass of conv_dsp.c's interleaved loop (AOT_K_PIXELS): four with the
+# DSP extension (quad_q15), two in the plain C build (pair_q15, aot/kernels/scalar.py).
+PIXELS_PER_PASS = 4
+
+
+def prepare_conv(info: OperatorInfo, pixels: int = PIXELS_PER_PASS) -> PreparedKernel:
     w = weights(info)
     out_c = w.shape[0]
     depth = int(np.prod(w.shape[1:]))
     sums = w.reshape(out_c, -1).astype(np.int64).sum(axis=1)
+    # in_c % 4 == 0: a pass's pixels' columns as int16 in the scratch, interleaved by
+    # groups of four (conv_dsp.c quad_q15 / pair_q15): pixels x K halfwords
+    interleaved = w.shape[3] % 4 == 0
     if direct_conv(info):
         bias, offset, path = folded_bias(info, sums), 0, "1x1"
-        # in_c % 4 == 0: two pixels' rows sign-extended into the scratch, interleaved by
-        # groups of four, for the LDRD-fed loop (conv_dsp.c pair_q15); else read in place
-        scratch = 4 * depth if w.shape[3] % 4 == 0 else 0
+        # ... else a 1x1 reads its input rows in place
+        scratch = 2 * pixels * depth if interleaved else 0
     else:
-        # im2col of two pixels as int16 with the offset added: 2 x K halfwords.
-        bias, offset, scratch = plain_bias(info, sums), -int(info.params["input_zp"]), 4 * depth
-        path = "im2col"
+        # ... else the im2col of two pixels: 2 x K halfwords
+        bias, offset = plain_bias(info, sums), -int(info.params["input_zp"])
+        scratch, path = (2 * pixels if interleaved else 4) * depth, "im2col"
     records, form = _records(info, bias, out_c)
     return PreparedKernel(
         function="aot_k_conv_s8_dsp",

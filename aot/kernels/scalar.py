@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from aot.backends.base import OperatorInfo
 from aot.kernels import dsp
@@ -43,7 +44,18 @@ def _takes(variant: KernelVariant) -> Callable[[OperatorInfo], bool]:
     return takes_shallow_conv if variant.takes is dsp.takes_shallow_conv else variant.takes
 
 
+# The plain C build runs two pixels a pass (AOT_K_PIXELS 2): GCC's C of four spills on the
+# Cortex-M3 and is slower; so its scratch holds two pixels' columns.
+SCALAR_PIXELS_PER_PASS = 2
+
+
+def _prepare(variant: KernelVariant) -> Callable[[OperatorInfo], PreparedKernel]:
+    if variant.prepare is dsp.prepare_conv:
+        return partial(dsp.prepare_conv, pixels=SCALAR_PIXELS_PER_PASS)
+    return variant.prepare
+
+
 VARIANTS: tuple[KernelVariant, ...] = tuple(
-    KernelVariant(v.kind, "scalar", _takes(v), _scalar(v.prepare), _sources(v))
+    KernelVariant(v.kind, "scalar", _takes(v), _scalar(_prepare(v)), _sources(v))
     for v in dsp.VARIANTS
 )

@@ -420,6 +420,146 @@ static void rows_q15(const int16_t* b0, const int16_t* b1, int32_t k, const int8
  * is written as int16. */
 typedef int32_t aot_k_word __attribute__((__may_alias__));
 
+/* Four pixels a pass with the DSP extension (quad_q15: LDM-fed, one weight word unpacked
+ * for four pixels); two in the plain C build (pair_q15), where the C of four pixels spills
+ * and is slower on the Cortex-M3 (mps2_an385: pretrainedResnet_quant's convolutions 58.4M
+ * instructions against 49.8M). */
+#if AOT_K_HAVE_DSP
+#define AOT_K_PIXELS 4
+
+/* The MAC loop of quad_q15 over [px, end): per group of four depths one channel's weight
+ * word (`STEP` bytes on: 8 inside a channel pair, 4 in an odd last channel's plain row),
+ * its two SXTB16 halves, the four pixels' column words in two LDMs and 8 SMLAD: 13
+ * instructions for 16 MACs, against pair_q15's 16. The LDMs load fixed registers (r8-r11,
+ * listed as clobbered) and the even weight half lives in lr, so the loop needs eight
+ * operands: it also compiles where r7 is the frame pointer. */
+#if AOT_K_HAVE_DSP
+#define AOT_K_QUAD_GROUP(step)                \
+  "ldr %[w], [%[pw]], #" #step "\n\t"         \
+  "sxtb16 lr, %[w]\n\t"                       \
+  "sxtb16 %[w], %[w], ror #8\n\t"             \
+  "ldmia %[px]!, {r8, r9, r10, r11}\n\t"      \
+  "smlad %[a0], r8, lr, %[a0]\n\t"            \
+  "smlad %[a0], r9, %[w], %[a0]\n\t"          \
+  "smlad %[a1], r10, lr, %[a1]\n\t"           \
+  "smlad %[a1], r11, %[w], %[a1]\n\t"         \
+  "ldmia %[px]!, {r8, r9, r10, r11}\n\t"      \
+  "smlad %[a2], r8, lr, %[a2]\n\t"            \
+  "smlad %[a2], r9, %[w], %[a2]\n\t"          \
+  "smlad %[a3], r10, lr, %[a3]\n\t"           \
+  "smlad %[a3], r11, %[w], %[a3]\n\t"
+/* An odd number of groups (32 bytes of columns each) runs one group before the loop. */
+#define AOT_K_QUAD_LOOP(step)                 \
+  "sub %[w], %[end], %[px]\n\t"               \
+  "tst %[w], #32\n\t"                         \
+  "beq 2f\n\t"                                \
+  AOT_K_QUAD_GROUP(step)                      \
+  "cmp %[px], %[end]\n\t"                     \
+  "beq 3f\n"                                  \
+  "2:\n\t"                                    \
+  AOT_K_QUAD_GROUP(step)                      \
+  AOT_K_QUAD_GROUP(step)                      \
+  "cmp %[px], %[end]\n\t"                     \
+  "bne 2b\n"                                  \
+  "3:"
+#endif
+
+static inline __attribute__((always_inline)) void mac_quad(const aot_k_word* px,
+                                                           const aot_k_word* end,
+                                                           const aot_k_word* pw,
+                                                           const int32_t paired, int32_t* a0,
+                                                           int32_t* a1, int32_t* a2,
+                                                           int32_t* a3) {
+#if AOT_K_HAVE_DSP
+  int32_t w;
+  if (paired) {
+    __asm__(AOT_K_QUAD_LOOP(8)
+            : [w] "=&r"(w), [a0] "+r"(*a0), [a1] "+r"(*a1), [a2] "+r"(*a2), [a3] "+r"(*a3),
+              [px] "+r"(px), [pw] "+r"(pw)
+            : [end] "r"(end)
+            : "r8", "r9", "r10", "r11", "lr", "memory", "cc");
+  } else {
+    __asm__(AOT_K_QUAD_LOOP(4)
+            : [w] "=&r"(w), [a0] "+r"(*a0), [a1] "+r"(*a1), [a2] "+r"(*a2), [a3] "+r"(*a3),
+              [px] "+r"(px), [pw] "+r"(pw)
+            : [end] "r"(end)
+            : "r8", "r9", "r10", "r11", "lr", "memory", "cc");
+  }
+#else
+  const int32_t step = paired ? 2 : 1; /* words */
+  do {
+    const int32_t we = aot_k_sxtb16(*pw), wo = aot_k_sxtb16_odd(*pw);
+    pw += step;
+    *a0 = aot_k_smlad(px[1], wo, aot_k_smlad(px[0], we, *a0));
+    *a1 = aot_k_smlad(px[3], wo, aot_k_smlad(px[2], we, *a1));
+    *a2 = aot_k_smlad(px[5], wo, aot_k_smlad(px[4], we, *a2));
+    *a3 = aot_k_smlad(px[7], wo, aot_k_smlad(px[6], we, *a3));
+    px += 8;
+  } while (px != end);
+#endif
+}
+
+/* One channel of the four pixels: its weights at pw (`paired`: 8 bytes a group, else 4),
+ * its record r, its four outputs at out[0..3] + c. */
+static inline __attribute__((always_inline)) void quad_channel(
+    const struct aot_k_out_q* q, const struct aot_k_rq* r, const aot_k_word* start,
+    const aot_k_word* end, const int8_t* pw, const int32_t paired, int8_t* const* out,
+    int32_t c, const int32_t mode) {
+  int32_t a0 = r->bias, a1 = a0, a2 = a0, a3 = a0;
+  mac_quad(start, end, (const aot_k_word*)(const void*)pw, paired, &a0, &a1, &a2, &a3);
+  if (mode == OUT_FAST) {
+    fast_pair(r, &a0, &a1);
+    fast_pair(r, &a2, &a3);
+  } else {
+    a0 = out_q(q, r, a0, mode);
+    a1 = out_q(q, r, a1, mode);
+    a2 = out_q(q, r, a2, mode);
+    a3 = out_q(q, r, a3, mode);
+  }
+  out[0][c] = (int8_t)a0;
+  out[1][c] = (int8_t)a1;
+  out[2][c] = (int8_t)a2;
+  out[3][c] = (int8_t)a3;
+}
+
+/* An odd last channel (a plain weight row), out of line: one copy of its loop serves both
+ * output modes. */
+static __attribute__((noinline)) void quad_last(const struct aot_k_out_q* q,
+                                                const struct aot_k_rq* r,
+                                                const aot_k_word* start, const aot_k_word* end,
+                                                const int8_t* pw, int8_t* const* out,
+                                                int32_t c) {
+  quad_channel(q, r, start, end, pw, 0, out, c, OUT_ANY);
+}
+
+/* Four pixels' int16 im2col interleaved by groups of four ([pixel 0: x0 x2, x1 x3][pixel
+ * 1] .. [pixel 3] per group; in_c % 4 == 0, so K % 4 == 0) times every weight row, one
+ * channel at a time: each weight word, unpacked once, serves four pixels. The weights stay
+ * in channel pairs (the two channels' words alternate; an odd last channel a plain row). */
+static inline __attribute__((always_inline)) void quad_q15_body(
+    const int16_t* cols, int32_t k, const int8_t* w, int32_t out_c,
+    const struct aot_k_out_q* q_in, int8_t* const* out_in, const int32_t mode) {
+  const struct aot_k_out_q local = *q_in; /* int8 stores cannot alias a local copy */
+  const struct aot_k_out_q* const q = &local;
+  int8_t* const out[4] = {out_in[0], out_in[1], out_in[2], out_in[3]};
+  const aot_k_word* const start = (const aot_k_word*)(const void*)cols;
+  const aot_k_word* const end = start + 2 * k; /* 4 pixels x k halfwords */
+  int32_t c = 0;
+  for (; c + 2 <= out_c; c += 2, w += 2 * k) {
+    quad_channel(q, q->rq + c, start, end, w, 1, out, c, mode);
+    quad_channel(q, q->rq + c + 1, start, end, w + 4, 1, out, c + 1, mode);
+  }
+  if (c < out_c) quad_last(q, q->rq + c, start, end, w, out, c);
+}
+
+static void quad_q15(const int16_t* cols, int32_t k, const int8_t* w, int32_t out_c,
+                     const struct aot_k_out_q* q, int8_t* const* out) {
+  ROW_DISPATCH(quad_q15_body, q, cols, k, w, out_c, q, out);
+}
+
+#else
+#define AOT_K_PIXELS 2
+
 /* The MAC loop of pair_q15 over [px, end): per group of four depths both channels' weight
  * words, both pixels' column words, 8 SMLAD; pw moves on. With the DSP extension written
  * out, so each pair of words is one post-indexed LDRD: 15 instructions a group, two groups
@@ -525,11 +665,24 @@ static void pair_q15(const int16_t* cols, int32_t k, const int8_t* w, int32_t ou
   ROW_DISPATCH(pair_q15_body, q, cols, k, w, out_c, q, out0, out1);
 }
 
+#endif
+
+/* One pass of AOT_K_PIXELS gathered pixels over every channel. */
+static void pass_q15(const int16_t* cols, int32_t k, const int8_t* w, int32_t out_c,
+                     const struct aot_k_out_q* q, int8_t* const* out) {
+#if AOT_K_PIXELS == 4
+  quad_q15(cols, k, w, out_c, q, out);
+#else
+  pair_q15(cols, k, w, out_c, q, out[0], out[1]);
+#endif
+}
+
 /* One output pixel's receptive field as int16 (input + offset, 0 for padded taps). */
 static void im2col_q15(const struct aot_k_conv_params* p, const int8_t* input, int32_t b,
                        int32_t oy, int32_t ox, int16_t* dst, int32_t group_step) {
-  /* in_c % 4 == 0: group_step 8 when two pixels interleave by groups of four (pair_q15),
-   * so each group of this pixel's is followed by the other's; else 4 */
+  /* in_c % 4 == 0: group_step 4 * AOT_K_PIXELS when the pixels of a pass interleave by
+   * groups of four (quad_q15, pair_q15), so each group of this pixel's is followed by the
+   * others'; else 4 */
   const int32_t in_c = p->in_c, k = p->k_h * p->k_w * in_c, k4 = (k >> 2) << 2;
   const int32_t off = p->input_offset;
   const int32_t off2 = (int32_t)(((uint32_t)(uint16_t)off) | ((uint32_t)(uint16_t)off << 16));
@@ -578,7 +731,7 @@ static void im2col_q15(const struct aot_k_conv_params* p, const int8_t* input, i
 /* A 1x1 pixel's int8 row sign-extended into its slot of the interleaved scratch (no
  * offset: the bias has the zero point folded in). */
 static void expand_s8(const int8_t* row, int32_t k, int16_t* dst) {
-  for (int32_t g = 0; g < k; g += 4, dst += 8) {
+  for (int32_t g = 0; g < k; g += 4, dst += 4 * AOT_K_PIXELS) {
     const int32_t v = aot_k_load32(row + g);
     aot_k_store32(dst, aot_k_sxtb16(v));
     aot_k_store32(dst + 2, aot_k_sxtb16_odd(v));
@@ -593,7 +746,7 @@ static void gather_pixel(const struct aot_k_conv_params* p, const int8_t* input,
     expand_s8(input + ((b * p->in_h + oy * p->stride_h) * p->in_w + ox * p->stride_w) * k, k,
               slot);
   } else {
-    im2col_q15(p, input, b, oy, ox, slot, 8);
+    im2col_q15(p, input, b, oy, ox, slot, 4 * AOT_K_PIXELS);
   }
 }
 
@@ -606,23 +759,31 @@ void AOT_K_FN(conv)(const struct aot_k_conv_params* p, const int8_t* input,
   const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
                          p->input_offset == 0;
   int16_t* cols = (int16_t*)(void*)scratch;
-  /* in_c % 4 == 0 with a scratch: two pixels interleaved in it as int16 (1x1 ones too: the
-   * copy costs K/4 * 4 instructions a pixel, the MAC loop saves K/4 * 6 per channel pair);
-   * pair_q15 loads words of it and of the weights, both 4-byte aligned (K % 4 == 0,
+  /* in_c % 4 == 0 with a scratch: four pixels interleaved in it as int16 (1x1 ones too:
+   * the copy costs K/4 * 4 instructions a pixel, the MAC loop saves more per channel);
+   * quad_q15 loads words of it and of the weights, both 4-byte aligned (K % 4 == 0,
    * planned buffers and constants are) */
   const int32_t interleaved = (p->in_c & 3) == 0 && scratch != 0 &&
                               (((uintptr_t)weights | (uintptr_t)scratch) & 3) == 0;
   const int8_t* pending = 0;
   int8_t* pending_out = 0;
   int32_t filled = 0;
+  int8_t* pass_out[AOT_K_PIXELS]; /* the gathered pixels' outputs, in slot order */
+  int32_t gathered = 0;
   int8_t* out = output;
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t oy = 0; oy < p->out_h; ++oy) {
       for (int32_t ox = 0; ox < p->out_w; ++ox, out += out_c) {
         if (interleaved) {
-          gather_pixel(p, input, direct, b, oy, ox, cols + 4 * filled);
-          if (filled) pair_q15(cols, k, weights, out_c, &q, pending_out, out);
-        } else if (direct) {
+          gather_pixel(p, input, direct, b, oy, ox, cols + 4 * gathered);
+          pass_out[gathered++] = out;
+          if (gathered == AOT_K_PIXELS) {
+            pass_q15(cols, k, weights, out_c, &q, pass_out);
+            gathered = 0;
+          }
+          continue;
+        }
+        if (direct) {
           const int8_t* row =
               input + ((b * p->in_h + oy * p->stride_h) * p->in_w + ox * p->stride_w) * k;
           if (pending) {
@@ -644,9 +805,14 @@ void AOT_K_FN(conv)(const struct aot_k_conv_params* p, const int8_t* input,
   }
   /* An odd last pixel: the two-pixel loop on it twice (same values, same place). */
   if (pending) row2_s8(pending, pending, k, weights, out_c, &q, pending_out, pending_out);
-  if (filled && interleaved) {
-    gather_pixel(p, input, direct, p->batches - 1, p->out_h - 1, p->out_w - 1, cols + 4);
-    pair_q15(cols, k, weights, out_c, &q, pending_out, pending_out);
+  if (gathered) {
+    /* The last pixels short of a pass: the last one fills the other slots too and is
+     * written again with the same values. */
+    for (int32_t slot = gathered; slot < AOT_K_PIXELS; ++slot) {
+      gather_pixel(p, input, direct, p->batches - 1, p->out_h - 1, p->out_w - 1, cols + 4 * slot);
+      pass_out[slot] = pass_out[gathered - 1];
+    }
+    pass_q15(cols, k, weights, out_c, &q, pass_out);
   } else if (filled) {
     rows_q15(cols, cols, k, weights, out_c, &q, pending_out, pending_out);
   }
