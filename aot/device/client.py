@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -278,20 +279,10 @@ class DeviceClient:
         """Reads output ``index`` in chunks and returns it with its dtype and shape."""
         info = self._require_info()
         tensor = info.outputs[index]
-        chunk = info.max_payload - 2  # the reply payload also holds the status
-        data = bytearray()
-        while len(data) < tensor.size_bytes:
-            length = min(chunk, tensor.size_bytes - len(data))
-            body = self.request(
-                p.Command.GET_OUTPUT, p.GET_OUTPUT_REQUEST.pack(index, len(data), length)
-            )
-            if len(body) != length:
-                raise ProtocolError(
-                    f"GET_OUTPUT reply from {self.transport.name} holds {len(body)} bytes, "
-                    f"asked for {length}"
-                )
-            data += body
-        array = np.frombuffer(bytes(data), dtype=tensor.dtype)
+        data = self._read_chunks(
+            p.Command.GET_OUTPUT, p.GET_OUTPUT_REQUEST, index, tensor.size_bytes
+        )
+        array = np.frombuffer(data, dtype=tensor.dtype)
         if array.size == math.prod(tensor.shape):
             array = array.reshape(tensor.shape)
         return array
@@ -362,23 +353,26 @@ class DeviceClient:
                 f"TRACE reply from {self.transport.name} says the run did not stop after "
                 f"step {step}"
             )
-        chunk = info.max_payload - 2
-        outputs: list[bytes] = []
-        for index, size in enumerate(reply.sizes):
-            data = bytearray()
-            while len(data) < size:
-                length = min(chunk, size - len(data))
-                body = self.request(
-                    p.Command.GET_TRACE, p.GET_TRACE_REQUEST.pack(index, len(data), length)
+        return [
+            self._read_chunks(p.Command.GET_TRACE, p.GET_TRACE_REQUEST, index, size)
+            for index, size in enumerate(reply.sizes)
+        ]
+
+    def _read_chunks(self, command: int, request: Any, index: int, size: int) -> bytes:
+        """``size`` bytes of tensor ``index`` by GET_OUTPUT or GET_TRACE requests (index,
+        offset, length), each as long as one reply holds."""
+        chunk = self._require_info().max_payload - 2  # the reply payload also holds the status
+        data = bytearray()
+        while len(data) < size:
+            length = min(chunk, size - len(data))
+            body = self.request(command, request.pack(index, len(data), length))
+            if len(body) != length:
+                raise ProtocolError(
+                    f"{_command_name(command)} reply from {self.transport.name} holds "
+                    f"{len(body)} bytes, asked for {length}"
                 )
-                if len(body) != length:
-                    raise ProtocolError(
-                        f"GET_TRACE reply from {self.transport.name} holds {len(body)} "
-                        f"bytes, asked for {length}"
-                    )
-                data += body
-            outputs.append(bytes(data))
-        return outputs
+            data += body
+        return bytes(data)
 
     @property
     def supports_reset(self) -> bool:
