@@ -91,6 +91,6 @@ if __name__ == "__main__":
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from run import markdown_table
+    from tables import markdown_table
 
     print(markdown_table(run()[1]))

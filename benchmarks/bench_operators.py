@@ -26,6 +26,9 @@ import numpy as np
 
 from aot.testing.shared import MLPERF_TINY, mlperf_tiny
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tables import markdown_table
+
 ROOT = Path(__file__).resolve().parent.parent
 JSON_PATH = Path(__file__).resolve().parent / "bench_operators.json"
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -109,13 +112,6 @@ def operator_rows(report: dict, tvm: dict | None = None) -> list[dict]:
             row["tvm_per_MAC"] = round(other["time_per_mac"], 2) if other["time_per_mac"] else None
         rows.append(row)
     return rows
-
-
-def markdown_table(rows: list[dict]) -> str:
-    headers = list(rows[0])
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(str(row[h]) for h in headers) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 def section(reports: list[dict]) -> str:

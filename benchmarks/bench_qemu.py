@@ -267,6 +267,6 @@ def speed_sentence(rows: list[dict]) -> str | None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from run import markdown_table
+    from tables import markdown_table
 
     print(markdown_table(run()[1]))

@@ -35,6 +35,9 @@ from pathlib import Path
 
 from aot.testing.shared import shared_dir
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sections and tables.py
+from tables import markdown_table
+
 ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = shared_dir() / "models" / "mlperf_tiny"
 MODELS = ["ad01_int8", "kws_ref_model", "pretrainedResnet_quant", "vww_96_int8"]
@@ -83,18 +86,6 @@ SECTIONS: dict[str, Section] = {"compile": compile_section}
 for _name in ("memory", "planners", "qemu", "zephyr", "zephyr_profile"):
     if (Path(__file__).resolve().parent / f"bench_{_name}.py").is_file():
         SECTIONS[_name] = _section(_name)
-
-
-def markdown_table(rows: list[dict]) -> str:
-    """Every column any row has, in first-seen order; a row without one leaves it blank."""
-    if not rows:
-        return "(no rows)\n"
-    widest = max(rows, key=len)  # the newest rows have every column, in their order
-    headers = list(dict.fromkeys([*widest, *(h for row in rows for h in row)]))
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for row in rows:
-        lines.append("| " + " | ".join(str(row.get(h, "")) for h in headers) + " |")
-    return "\n".join(lines) + "\n"
 
 
 def board_order(rows: list[dict]) -> list[dict]:
