@@ -4,7 +4,8 @@ LiteRT's reference kernels; a wrong reference fails.
 
 Measured on the shared 2-core CI machine (100 inputs with the build, under load): ad01
 ~9-14 s, kws ~9-20 s, resnet ~50-90 s, vww ~175-225 s. So ad01 and kws run by default in
-this tier and resnet and vww are marked slow.
+this tier and resnet and vww in the soak tier (their bit-exactness on the board is in the
+default run through tests/kernels/test_models.py).
 """
 
 from __future__ import annotations
@@ -60,7 +61,10 @@ def test_100_random_inputs_exact(built, name: str) -> None:
     check_exact(built(name), name)
 
 
-@pytest.mark.slow
+# Four to five minutes of the default suite's CPU for what tests/kernels/test_models.py
+# and tests/emulator already check on these two models (bit-exact on their boards): the
+# soak tier (bash scripts/test.sh -m soak tests/validate).
+@pytest.mark.soak
 @pytest.mark.parametrize("name", ["pretrainedResnet_quant", "vww_96_int8"])
 def test_100_random_inputs_exact_large_models(built, name: str) -> None:
     check_exact(built(name), name)
