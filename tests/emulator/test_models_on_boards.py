@@ -39,7 +39,9 @@ from aot.testing.harness import build, random_inputs, run_many
 
 pytestmark = pytest.mark.emulator
 
-RANDOM_INPUTS = int(os.environ.get("AOT_EMULATOR_RANDOM_INPUTS", "200"))
+# 60 by default: vww_96_int8's 200 took about 190 s of the default suite's CPU (CI's
+# 30 minutes); AOT_EMULATOR_RANDOM_INPUTS=200 runs the full set.
+RANDOM_INPUTS = int(os.environ.get("AOT_EMULATOR_RANDOM_INPUTS", "60"))
 SEED = 2026
 M4_BOARD = "mps2_an386"  # Cortex-M4F: the reference board for the random inputs
 
