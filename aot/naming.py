@@ -52,6 +52,23 @@ def scratch_buffer_name(step_index: int) -> str:
     return f"scratch_{step_index}"
 
 
+# The linker sections of a model library: its constants and each workspace pool, one
+# section per model and pool, so a linker script places them by name (aot/project/linker.py
+# takes every model's with the patterns below).
+CONSTANTS_SECTION_PREFIX = ".rodata.aot."
+POOL_SECTION_PREFIX = ".bss.aot."
+
+
+def constants_section(model: str) -> str:
+    """The section of a model's constant arrays (``.rodata.aot.<model>.constants``)."""
+    return f"{CONSTANTS_SECTION_PREFIX}{model}.constants"
+
+
+def pool_section(model: str, pool: str) -> str:
+    """The section of a model's workspace pool (``.bss.aot.<model>.<pool>``)."""
+    return f"{POOL_SECTION_PREFIX}{model}.{pool}"
+
+
 def pool_symbol(model: str, pool: str) -> str:
     return f"aot_{model}_pool_{pool}"
 

@@ -35,7 +35,7 @@ from aot.artifacts.manifest import (
     TraceOutput,
     TraceStep,
 )
-from aot.naming import scratch_buffer_name, tensor_buffer_name
+from aot.naming import constants_section, scratch_buffer_name, tensor_buffer_name
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def library_manifest(
             # With each array's alignment: what the section takes in its memory.
             section_bytes=constants_section_bytes,
             count=len(constants),
-            section=f".rodata.aot.{name}.constants",
+            section=constants_section(name),
             alignment=options.constants_alignment,
         ),
         library=LibraryInfo(

@@ -25,6 +25,7 @@ from aot.artifacts.project import ProjectManifest
 from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError, InternalError
 from aot.library import RUNTIME_C_DIR
+from aot.naming import pool_section
 from aot.planning.memory_map import io_arena_bytes  # the planner counts it too
 
 # Templates ship inside the package (package data), beside this module.
@@ -156,7 +157,7 @@ def pool_memories(board: Board, manifest: LibraryManifest) -> dict[str, MemoryRe
 def pool_regions(context: ProjectContext) -> dict[str, MemoryRegion]:
     """The library's pool sections (``.bss.aot.<model>.<pool>``) -> board memory."""
     return {
-        f".bss.aot.{context.model_name}.{pool}": region
+        pool_section(context.model_name, pool): region
         for pool, region in pool_memories(context.board, context.manifest).items()
     }
 

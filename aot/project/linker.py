@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError
+from aot.naming import CONSTANTS_SECTION_PREFIX, POOL_SECTION_PREFIX
 
 DEFAULT_STACK_SIZE = 16 * 1024
 DEFAULT_HEAP_SIZE = 4 * 1024
@@ -139,7 +140,11 @@ def render_linker_script(
         False,
     )
     section(
-        ".aot_constants", constants, "    . = ALIGN(4);\n    KEEP(*(.rodata.aot.*))", True, False
+        ".aot_constants",
+        constants,
+        f"    . = ALIGN(4);\n    KEEP(*({CONSTANTS_SECTION_PREFIX}*))",
+        True,
+        False,
     )
     section(
         ".rodata",
@@ -198,7 +203,7 @@ def render_linker_script(
     section(
         ".aot_workspace",
         workspace,
-        "    . = ALIGN(4);\n    *(.bss.aot.*)\n    . = ALIGN(4);",
+        f"    . = ALIGN(4);\n    *({POOL_SECTION_PREFIX}*)\n    . = ALIGN(4);",
         False,
         True,
     )
