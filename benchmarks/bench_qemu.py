@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from aot.artifacts.manifest import LibraryManifest
 from aot.testing.shared import shared_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,14 +53,14 @@ def default_models() -> list[Path]:
     return [MODELS_DIR / f"{model}.tflite" for model in MODELS]
 
 
-def model_inputs(model: Path, metadata: dict) -> list[np.ndarray]:
+def model_inputs(model: Path, manifest: LibraryManifest) -> list[np.ndarray]:
     """X.input.npy beside the model, else one seeded random input per model input."""
     beside = model.with_suffix(".input.npy")
     if beside.is_file():
         return [np.load(beside)]
-    from aot.testing.harness import random_inputs
+    from aot.testing.harness import random_manifest_inputs
 
-    return random_inputs(metadata["inputs"], 1, seed=RANDOM_SEED)[0]
+    return random_manifest_inputs(manifest, 1, seed=RANDOM_SEED)[0]
 
 
 def expected_outputs(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -72,17 +73,20 @@ def expected_outputs(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return list(run_tflite_reference(model, inputs))
 
 
-def aot_run(model: Path, board_name: str, folder: Path, kernels: str) -> tuple[dict, dict, list]:
-    """(run report as JSON, metadata, outputs) of one build with ``--kernels kernels``."""
-    from aot.library import read_metadata
+def aot_run(
+    model: Path, board_name: str, folder: Path, kernels: str
+) -> tuple[dict, LibraryManifest, list]:
+    """(run report as JSON, the build's manifest, outputs) of one build with
+    ``--kernels kernels``."""
+    from aot.artifacts import read_manifest
     from aot.runner import run_model
     from aot.testing.harness import build
 
     build(model, folder, board_name, "--kernels", kernels)
-    metadata = read_metadata(folder)
-    inputs = model_inputs(model, metadata)
+    manifest = read_manifest(folder)
+    inputs = model_inputs(model, manifest)
     report = run_model(folder, inputs, repeats=REPEATS, timeout=600.0)
-    document = report.to_json(build_description(folder, metadata))
+    document = report.to_json(manifest)
     if document["time_min"] != document["time_max"]:
         raise RuntimeError(f"{model.stem} on {board_name}: runs differ: {document}")
     if document["time_unit"] != "instructions":
@@ -92,17 +96,7 @@ def aot_run(model: Path, board_name: str, folder: Path, kernels: str) -> tuple[d
     exact = len(outputs) == len(expected) and all(
         np.array_equal(a, b) for a, b in zip(outputs, expected, strict=True)
     )
-    return {**document, "bit_exact": exact, "inputs": inputs}, metadata, outputs
-
-
-def build_description(folder: Path, metadata: dict):
-    """What RunReport.to_json reads: the typed manifest (aot.artifacts) where aot has one,
-    else metadata.json as a dict."""
-    try:
-        from aot.artifacts import read_manifest
-    except ImportError:
-        return metadata
-    return read_manifest(folder)
+    return {**document, "bit_exact": exact, "inputs": inputs}, manifest, outputs
 
 
 def compare(aot_outputs: list[np.ndarray], tflm_outputs: Sequence[bytes]) -> int | None:
@@ -131,7 +125,7 @@ def measure(model: Path, board_name: str, folder: Path, versus: str) -> dict:
     log(f"  {name} on {board_name}: aot --kernels tvm")
     tvm, _, _ = aot_run(model, board_name, folder.with_name(folder.name + "_tvm"), "tvm")
     log(f"  {name} on {board_name}: aot --kernels auto")
-    document, metadata, outputs = aot_run(model, board_name, folder, "auto")
+    document, manifest, outputs = aot_run(model, board_name, folder, "auto")
     peers = {}
     if versus == "tflm":
         import tflm_peer
@@ -147,7 +141,7 @@ def measure(model: Path, board_name: str, folder: Path, versus: str) -> dict:
         "model": name,
         "board": board_name,
         "core": f"{board.core} (fpu {board.features.fpu})",
-        "kernels": ",".join(metadata["kernels"]["isas"]) or "tvm",
+        "kernels": ",".join(manifest.kernels.isas) or "tvm",
         "instructions": instructions,
         "instructions_tvm": tvm["time_per_run"],
         "vs_tvm": round(instructions / tvm["time_per_run"], 3),
@@ -165,7 +159,7 @@ def measure(model: Path, board_name: str, folder: Path, versus: str) -> dict:
             "tflm_reference_arena_bytes": reference.arena_bytes,
             "text": sections["text"],
             "tflm_text": cmsis_nn.text_bytes,
-            "constants_bytes": metadata["constants"]["bytes"],
+            "constants_bytes": manifest.constants.bytes,
             "tflm_model_bytes": cmsis_nn.model_bytes,
             "bit_exact": document["bit_exact"] and tvm["bit_exact"],
             "tflm_bit_exact": all(d == 0 for d in diffs),
@@ -177,7 +171,7 @@ def measure(model: Path, board_name: str, folder: Path, versus: str) -> dict:
         row |= {
             "workspace_bytes": document["workspace_bytes"],
             "text": sections["text"],
-            "constants_bytes": metadata["constants"]["bytes"],
+            "constants_bytes": manifest.constants.bytes,
             "bit_exact": document["bit_exact"] and tvm["bit_exact"],
         }
     row |= {

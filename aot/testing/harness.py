@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from aot.artifacts.manifest import LibraryManifest
 from aot.errors import AotError
 
 
@@ -80,13 +81,25 @@ def run_session(
 def random_inputs(specs: Sequence[dict], count: int, seed: int) -> list[list[np.ndarray]]:
     """Seeded random inputs over each input's full range (ints) or N(0, 1) (floats);
     ``specs``: metadata.json's inputs as JSON data (what tests read from the file)."""
+    return _random_batches([(tuple(s["shape"]), s["dtype"]) for s in specs], count, seed)
+
+
+def random_manifest_inputs(
+    manifest: LibraryManifest, count: int, seed: int
+) -> list[list[np.ndarray]]:
+    """:func:`random_inputs` for the inputs of a build's typed manifest."""
+    return _random_batches([(t.shape, t.dtype) for t in manifest.inputs], count, seed)
+
+
+def _random_batches(
+    specs: Sequence[tuple[tuple[int, ...], str]], count: int, seed: int
+) -> list[list[np.ndarray]]:
     rng = np.random.default_rng(seed)
     batches = []
     for _ in range(count):
         batch = []
-        for spec in specs:
-            dtype = np.dtype(spec["dtype"])
-            shape = tuple(spec["shape"])
+        for shape, dtype_name in specs:
+            dtype = np.dtype(dtype_name)
             if dtype.kind in "iu":
                 info = np.iinfo(dtype)
                 batch.append(rng.integers(info.min, info.max + 1, size=shape, dtype=dtype))
@@ -96,4 +109,12 @@ def random_inputs(specs: Sequence[dict], count: int, seed: int) -> list[list[np.
     return batches
 
 
-__all__ = ["RESET", "AotError", "build", "random_inputs", "run_many", "run_session"]
+__all__ = [
+    "RESET",
+    "AotError",
+    "build",
+    "random_inputs",
+    "random_manifest_inputs",
+    "run_many",
+    "run_session",
+]
