@@ -116,6 +116,10 @@ class KernelBackend(Backend):
         )
 
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
+        from aot.kernels.patches import PatchStage, emit_patch_stage
+
+        if isinstance(artifact.payload, PatchStage):  # its kernels over tiles
+            return emit_patch_stage(self, step, artifact, ctx)
         call: KernelCall = artifact.payload
         prepared = call.prepared
         # ctx.args: the kept region params (in param order), the output, the constants.
@@ -135,6 +139,12 @@ class KernelBackend(Backend):
         )
 
     def implementation(self, artifact: Artifact) -> str:
+        from aot.kernels.patches import PatchStage
+
+        if isinstance(artifact.payload, PatchStage):
+            return "patch stage of " + ", ".join(
+                str(a.payload.prepared.function) for a in artifact.payload.operators
+            )
         return str(artifact.payload.prepared.function)
 
 
