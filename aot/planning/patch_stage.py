@@ -8,7 +8,7 @@ part: their params hold the geometry a tile changes. The first operator must hav
 wider than 1x1 (a 1x1 without padding reads its input rows in place, which a tile reading
 the whole input cannot). ``Schedule`` is one choice (where the stage ends, the grid) with
 its RAM (the fixed-order peak of the whole model, inputs and outputs counted when they sit
-in the pool) and its cost in multiply-accumulates plus a fixed cost per kernel call.
+in the pool) and an estimate of the instructions it adds.
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ from typing import Any
 from aot.errors import ConfigError
 from aot.planning.patches import CONV, DEPTHWISE, PatchPlan, Window, grids, plan_patches
 
-# Instructions a kernel call costs beyond its multiply-accumulates (setting up its loops,
-# its border pixels), and per multiply-accumulate: the search's estimate of a schedule's
-# time. Measured on mps2_an386 (docs/memory_planning.md); the order of the schedules, not
-# their absolute counts, is what it decides.
-CALL_COST = 400
+# The search's estimate of what a schedule adds to an inference, in instructions: each
+# multiply-accumulate the tiles recompute, and each kernel call more (its loops' set-up
+# and a small tile's border pixels and left-over passes). Calibrated on vww_96_int8 on
+# mps2_an386, whose first convolutions take about 3 instructions per multiply-accumulate;
+# what it decides is the order of the schedules, not their absolute counts
+# (docs/memory_planning.md, "Below the fixed-order bound").
+INSTRUCTIONS_PER_MAC = 3
+INSTRUCTIONS_PER_CALL = 2400
 MOST_TILES_PER_AXIS = 8
 KERNELS_BACKEND = "kernels"
 
@@ -32,23 +35,26 @@ KERNELS_BACKEND = "kernels"
 @dataclass(frozen=True)
 class Schedule:
     """A patch stage over the first ``length`` operators of the chain, on ``grid``, or no
-    stage (``length`` 0): the RAM it needs and its estimated cost."""
+    stage (``length`` 0): the RAM it needs, the multiply-accumulates of the whole model and
+    how many of them and how many kernel calls it adds to whole operators."""
 
     length: int
     grid: tuple[int, int]
     ram_bytes: int
     macs: int
-    calls: int
+    extra_macs: int = 0
+    extra_calls: int = 0
 
     @property
-    def cost(self) -> int:
-        return self.macs + CALL_COST * self.calls
+    def extra_instructions(self) -> int:
+        """Estimated instructions it adds to an inference run as whole operators."""
+        return self.extra_macs * INSTRUCTIONS_PER_MAC + self.extra_calls * INSTRUCTIONS_PER_CALL
 
     @property
     def label(self) -> str:
         if not self.length:
             return "whole operators"
-        return f"{self.length} operators in {self.grid[0]}x{self.grid[1]} tiles"
+        return f"first {self.length} operators in {self.grid[0]}x{self.grid[1]} tiles"
 
 
 def _window(step: Any, artifact: Any) -> Window | None:
@@ -237,54 +243,49 @@ def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPla
 
 def schedules(lowered: Any, io_in_pool: bool = True) -> list[Schedule]:
     """Every schedule the model's first operators allow: none, then each stage end and
-    grid. Each with the model's fixed-order peak and its estimated cost."""
+    grid, each with the model's fixed-order peak and what it adds."""
     chain = chain_at_start(lowered)
-    whole_calls = len(lowered.steps)
     whole_macs = sum(step.macs for step in lowered.steps)
-    found = [Schedule(0, (1, 1), _peak(lowered, io_in_pool), whole_macs, whole_calls)]
+    found = [Schedule(0, (1, 1), _peak(lowered, io_in_pool), whole_macs)]
     for length in range(1, len(chain) + 1):
         part = chain[:length]
         windows = [w for _, w in part]
-        chain_macs = sum(step.macs for step, _ in part)
         for grid in grids(windows[-1].out_hw, MOST_TILES_PER_AXIS):
             if grid == (1, 1):
                 continue
             plan = plan_patches(windows, grid)
             staged = with_stage(lowered, part, plan)
-            tiles = grid[0] * grid[1]
+            extra = plan.macs - plan.untiled_macs
+            # Each tile calls every operator once and copies its output.
+            calls = grid[0] * grid[1] * (length + 1) - length
             found.append(
-                Schedule(
-                    length,
-                    grid,
-                    _peak(staged, io_in_pool),
-                    whole_macs - chain_macs + plan.macs,
-                    whole_calls - length + tiles * (length + 1),
-                )
+                Schedule(length, grid, _peak(staged, io_in_pool), whole_macs + extra, extra, calls)
             )
     return found
 
 
 def frontier(found: Sequence[Schedule]) -> list[Schedule]:
-    """The schedules no other beats on both RAM and cost, by RAM, largest first."""
+    """The schedules no other beats on both RAM and added instructions, by RAM, largest
+    first."""
     best: list[Schedule] = []
-    for schedule in sorted(found, key=lambda s: (s.cost, s.ram_bytes)):
+    for schedule in sorted(found, key=lambda s: (s.extra_instructions, s.ram_bytes)):
         if not best or schedule.ram_bytes < best[-1].ram_bytes:
             best.append(schedule)
     return best
 
 
 def choose(found: Sequence[Schedule], ram_budget: int) -> Schedule:
-    """The cheapest schedule within ``ram_budget`` bytes; a one-line error naming the
+    """The fastest schedule within ``ram_budget`` bytes; a one-line error naming the
     smallest RAM reachable when none fits."""
     fitting = [s for s in found if s.ram_bytes <= ram_budget]
     if not fitting:
-        smallest = min(found, key=lambda s: (s.ram_bytes, s.cost))
+        smallest = min(found, key=lambda s: (s.ram_bytes, s.extra_instructions))
         raise ConfigError(
             f"no schedule fits --ram-budget {ram_budget} B: the smallest RAM this model "
-            f"reaches is {smallest.ram_bytes} B ({smallest.label}); raise --ram-budget to "
-            f"at least {smallest.ram_bytes}"
+            f"reaches is {smallest.ram_bytes} B ({smallest.label}); give --ram-budget "
+            f"{smallest.ram_bytes} or more"
         )
-    return min(fitting, key=lambda s: (s.cost, s.ram_bytes))
+    return min(fitting, key=lambda s: (s.extra_instructions, s.ram_bytes))
 
 
 def apply(lowered: Any, schedule: Schedule) -> Any:
