@@ -25,7 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aot.backends.base import EmitContext, EmittedCode, Region
+from aot.backends.base import EmitContext, EmittedCode, OperatorInfo, Region
+from aot.errors import InternalError
+from aot.operators import OperatorParams, operator_params
 
 PARAM, OUTPUT, SCRATCH = "param", "output", "scratch"
 
@@ -43,7 +45,7 @@ class OperandRef:
 @dataclass(frozen=True)
 class RegionLayout:
     """Per operator (in the region's order), its operand name (the importer's
-    ``params["operands"]``, plus ``"output"``) -> :class:`OperandRef`; and the scratch
+    ``OperatorParams.operands``, plus ``"output"``) -> :class:`OperandRef`; and the scratch
     the region-internal tensors need (``Artifact.scratch_bytes``)."""
 
     operands: tuple[Mapping[str, OperandRef], ...]
@@ -68,6 +70,13 @@ def region_outputs(function: Any) -> dict[int, int]:
     return {produced[f]: i for i, f in enumerate(fields)}
 
 
+def _operands(op: OperatorInfo) -> tuple[str, ...]:
+    p = operator_params(op, OperatorParams)
+    if p is None:
+        raise InternalError(f"{op.kind} in a region carries no operand names from the importer")
+    return p.operands
+
+
 def layout(region: Region, alignment: int = 16) -> RegionLayout:
     """Wire every operand of every operator of ``region`` (see :class:`RegionLayout`).
 
@@ -76,7 +85,7 @@ def layout(region: Region, alignment: int = 16) -> RegionLayout:
     time holds (first fit; operators run in order, a tensor lives from its producer to
     its last reader)."""
     outputs = region_outputs(region.function)
-    calls = [dict(zip(op.params["operands"], op.wiring, strict=True)) for op in region.operators]
+    calls = [dict(zip(_operands(op), op.wiring, strict=True)) for op in region.operators]
     last_use: dict[int, int] = {}
     for index, refs in enumerate(calls):
         for kind, value in refs.values():

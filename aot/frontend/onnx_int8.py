@@ -30,6 +30,7 @@ import numpy as np
 from aot.errors import ModelError, UnsupportedError
 from aot.frontend.model import ImportedModel, Quantization, SourceOperator, TensorSpec
 from aot.frontend.validate import DAMAGED
+from aot.operators import params_of
 
 FRONTEND_NAME = "aot-onnx-int8"
 DOCS = "docs/operators.md"
@@ -284,8 +285,8 @@ class _Importer:
         from aot.naming import SOURCE_OPERATOR_SPAN
 
         call = bb.call_te(fn, *args, primfunc_name_hint=name, **kwargs)
-        params = _typed_params(fn, args, kwargs)
-        params["rounding"] = "onnxruntime"
+        params = {**_typed_params(fn, args, kwargs), "rounding": "onnxruntime"}
+        params_of(name, params)  # the kind's dataclass takes them (aot/operators)
         self.operator_attrs[call.args[0].name_hint] = (name, params)
         span = ir.Span(ir.SourceName(SOURCE_OPERATOR_SPAN), self.index, self.index, 0, 0)
         return bb.emit(relax.Call(call.op, call.args, call.attrs, call.ty_args, span))

@@ -8,18 +8,23 @@ import numpy as np
 from aot.backends.base import BackendConstant, OperatorInfo
 from aot.errors import InternalError
 from aot.kernels.common import (
+    ADD,
     CONV,
     CONV_STRUCT,
     DENSE,
     DEPTHWISE,
     FC_STRUCT,
+    add_fields,
+    addition,
     conv_like,
     conv_params,
+    convolution,
     dense,
     fc_params,
     weights,
 )
 from aot.kernels.quant import (
+    ROUNDING,
     RQ_HIGH,
     folded_bias,
     operand,
@@ -28,9 +33,16 @@ from aot.kernels.quant import (
     requant,
     requant_constants,
     requant_records,
+    requantized,
 )
 from aot.kernels.spec import KernelVariant, PreparedKernel
+from aot.operators import AddParams, operator_params
 
+# The two builds of these sources: ``dsp`` with the SIMD intrinsics, ``scalar`` with their
+# plain C equivalents (aot_kernels_simd.h, aot/kernels/scalar.py); every function name
+# ends in its build (aot_k_conv_s8_dsp, aot_k_conv_s8_scalar), and every ``prepare``
+# takes the build it names.
+DSP, SCALAR = "dsp", "scalar"
 CONV_SOURCE = "dsp/conv_dsp.c"
 DWCONV_SOURCE = "dsp/dwconv_dsp.c"
 
@@ -85,14 +97,14 @@ def takes_conv(info: OperatorInfo) -> bool:
 def direct_conv(info: OperatorInfo) -> bool:
     """1x1 without padding: the kernel reads the input rows in place."""
     w = weights(info)
-    return w.shape[1] == 1 and w.shape[2] == 1 and tuple(info.params["padding"]) == (0, 0)
+    return w.shape[1] == 1 and w.shape[2] == 1 and convolution(info).padding == (0, 0)
 
 
 def _records(info: OperatorInfo, bias: np.ndarray, out_c: int) -> tuple[BackendConstant, int]:
     """The per-channel requantization records (quant.requant_records) and their form."""
     multiplier, shift = requant(info, out_c)
-    p = info.params
-    records, form = requant_records(bias, multiplier, shift, p["rounding"], p["output_zp"])
+    p = requantized(info)
+    records, form = requant_records(bias, multiplier, shift, p.rounding, p.output_zp)
     return record_constant(records), form
 
 
@@ -101,7 +113,9 @@ def _records(info: OperatorInfo, bias: np.ndarray, out_c: int) -> tuple[BackendC
 PIXELS_PER_PASS = 4
 
 
-def prepare_conv(info: OperatorInfo, pixels: int = PIXELS_PER_PASS) -> PreparedKernel:
+def prepare_conv(
+    info: OperatorInfo, pixels: int = PIXELS_PER_PASS, build: str = DSP
+) -> PreparedKernel:
     w = weights(info)
     out_c = w.shape[0]
     depth = int(np.prod(w.shape[1:]))
@@ -115,11 +129,11 @@ def prepare_conv(info: OperatorInfo, pixels: int = PIXELS_PER_PASS) -> PreparedK
         scratch = 2 * pixels * depth if interleaved else 0
     else:
         # ... else the im2col of two pixels: 2 x K halfwords
-        bias, offset = plain_bias(info, sums), -int(info.params["input_zp"])
+        bias, offset = plain_bias(info, sums), -convolution(info).input_zp
         scratch, path = (2 * pixels if interleaved else 4) * depth, "im2col"
     records, form = _records(info, bias, out_c)
     return PreparedKernel(
-        function="aot_k_conv_s8_dsp",
+        function=f"aot_k_conv_s8_{build}",
         params_struct=CONV_STRUCT,
         params={**conv_params(info, offset), "requant_form": form},
         inputs=(0,),
@@ -133,17 +147,17 @@ def takes_fc(info: OperatorInfo) -> bool:
     return info.kind == DENSE and dense(info)
 
 
-def prepare_fc(info: OperatorInfo) -> PreparedKernel:
+def prepare_fc(info: OperatorInfo, build: str = DSP) -> PreparedKernel:
     w = weights(info)
     records, form = _records(info, folded_bias(info, w.astype(np.int64).sum(axis=1)), w.shape[0])
-    params = {**fc_params(info), "requant_form": form}
+    fields = {**fc_params(info), "requant_form": form}
     return PreparedKernel(
-        function="aot_k_fc_s8_dsp",
+        function=f"aot_k_fc_s8_{build}",
         params_struct=FC_STRUCT,
-        params=params,
+        params=fields,
         inputs=(0,),
         # A single row takes four channels at a time, more rows two (conv_dsp.c).
-        constants=(_weights(w, 4 if params["batches"] == 1 else 2), records),
+        constants=(_weights(w, 4 if fields["batches"] == 1 else 2), records),
     )
 
 
@@ -158,17 +172,18 @@ def _has_border(p: dict[str, int]) -> bool:
     return p["pad_top"] > 0 or p["pad_left"] > 0 or last_y >= p["in_h"] or last_x >= p["in_w"]
 
 
-def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
+def prepare_dwconv(info: OperatorInfo, build: str = DSP) -> PreparedKernel:
     w = weights(info)  # [1, KH, KW, C*M]
     _, k_h, k_w, out_c = w.shape
     taps = w.reshape(k_h * k_w, out_c)
     multiplier, shift = requant(info, out_c)
     # The input offset folded into the bias; the kernel takes it back for padded taps.
     folded = folded_bias(info, taps.astype(np.int64).sum(axis=0))
-    params = conv_params(info, -int(info.params["input_zp"]))
-    if params["depth_multiplier"] != 1 or out_c % 4 or k_h * k_w > 32:
+    p = convolution(info)
+    fields = conv_params(info, -p.input_zp)
+    if p.depth_multiplier != 1 or out_c % 4 or k_h * k_w > 32:
         return PreparedKernel(
-            "aot_k_dwconv_s8_dsp", CONV_STRUCT, params, (0, operand(info, "weight")),
+            f"aot_k_dwconv_s8_{build}", CONV_STRUCT, fields, (0, operand(info, "weight")),
             (_bias(folded), *requant_constants("rq", multiplier, shift)), notes={"path": "any"},
         )  # fmt: skip
     # [channel group][tap][channels 0 2 1 3] as int16: one pointer walks a group's taps,
@@ -179,18 +194,18 @@ def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
     relaid = BackendConstant("weights", halves, 4)
     # Border pixels read the zero point for padded taps from a scratch of one pixel's
     # channels instead of testing each tap.
-    scratch = out_c if _has_border(params) else 0
+    scratch = out_c if _has_border(fields) else 0
     if (k_h, k_w) == (3, 3):
         # The bias and requantization as one record per channel (struct aot_k_rq), without
         # the output zero point (never RQ_HIGH_ZP): dwconv3x3 folds it into its per-group
         # blocks itself and adds it in the border pixels.
-        records, form = requant_records(folded, multiplier, shift, info.params["rounding"])
+        records, form = requant_records(folded, multiplier, shift, p.rounding)
         return PreparedKernel(
-            "aot_k_dwconv3x3_s8_dsp", CONV_STRUCT, {**params, "requant_form": form}, (0,),
+            f"aot_k_dwconv3x3_s8_{build}", CONV_STRUCT, {**fields, "requant_form": form}, (0,),
             (relaid, record_constant(records)), scratch_bytes=scratch, notes={"path": "3x3"},
         )  # fmt: skip
     return PreparedKernel(
-        "aot_k_dwconv_s8_dsp", CONV_STRUCT, params, (0,),
+        f"aot_k_dwconv_s8_{build}", CONV_STRUCT, fields, (0,),
         (relaid, _bias(folded), *requant_constants("rq", multiplier, shift)),
         scratch_bytes=scratch, notes={"path": "quads"},
     )  # fmt: skip
@@ -198,12 +213,7 @@ def prepare_dwconv(info: OperatorInfo) -> PreparedKernel:
 
 # -- add ----------------------------------------------------------------------------------
 
-ADD = "add_int8"
 ADD_SOURCE = "dsp/add_dsp.c"
-_ADD_FIELDS = (
-    "lhs_offset", "rhs_offset", "left_shift", "lhs_multiplier", "lhs_shift",
-    "rhs_multiplier", "rhs_shift", "output_multiplier", "output_shift",
-)  # fmt: skip
 _INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
 
 
@@ -221,11 +231,9 @@ def _rescale(values: np.ndarray, multiplier: int, shift: int, rounding: str) -> 
 
 def _add_table(info: OperatorInfo, side: str) -> np.ndarray:
     """Twice the rescaled value of each int8 input (add_dsp.c): 256 int32, -128 first."""
-    p = info.params
-    shifted = (_INT8_VALUES + int(p[f"{side}_offset"])) << int(p["left_shift"])
-    return 2 * _rescale(
-        shifted, int(p[f"{side}_multiplier"]), int(p[f"{side}_shift"]), p["rounding"]
-    )
+    p = addition(info)
+    offset, multiplier, shift = p.side(side)
+    return 2 * _rescale((_INT8_VALUES + offset) << p.left_shift, multiplier, shift, p.rounding)
 
 
 def _repeats_over(small: tuple[int, ...], shape: tuple[int, ...]) -> bool:
@@ -251,47 +259,39 @@ def _add_operands(info: OperatorInfo) -> tuple[int, int] | None:
 
 def _sum_fits(info: OperatorInfo) -> bool:
     """Whether SMMLAR's accumulate with the zero point folded in stays in int32."""
-    p = info.params
+    p = addition(info)
     largest = int(np.abs(_add_table(info, "lhs")).max() + np.abs(_add_table(info, "rhs")).max())
-    right = -int(p["output_shift"])
-    nudge = (1 << max(right - 1, 0)) + abs(int(p["output_zp"])) * (1 << right)
-    return (largest * int(p["output_multiplier"]) >> 32) + 1 + nudge < 2**31
+    right = -p.output_shift
+    nudge = (1 << max(right - 1, 0)) + abs(p.output_zp) * (1 << right)
+    return (largest * p.output_multiplier >> 32) + 1 + nudge < 2**31
 
 
 def takes_add(info: OperatorInfo) -> bool:
     """int8 ADD of equal shapes, or with one operand repeating over the other (per
     channel or scalar), per-tensor with no left shift on the output (TFLite's always)."""
-    p = info.params
-    if info.kind != ADD or len(info.inputs) != 2 or p.get("rounding") not in ("single", "double"):
-        return False
-    if any(k not in p for k in (*_ADD_FIELDS, "output_zp", "act_min", "act_max")):
+    p = operator_params(info, AddParams)
+    if info.kind != ADD or len(info.inputs) != 2 or p is None or p.rounding not in ROUNDING:
         return False
     if any(t.dtype != "int8" for t in (*info.inputs, info.output)):
         return False
-    shifts = (p["lhs_shift"], p["rhs_shift"], p["output_shift"])
-    if any(int(s) > 0 for s in shifts) or not 0 <= int(p["left_shift"]) <= 22:
+    shifts = (p.lhs_shift, p.rhs_shift, p.output_shift)
+    if any(s > 0 for s in shifts) or not 0 <= p.left_shift <= 22:
         return False
     return _add_operands(info) is not None and _sum_fits(info)
 
 
-def prepare_add(info: OperatorInfo) -> PreparedKernel:
-    p = info.params
+def prepare_add(info: OperatorInfo, build: str = DSP) -> PreparedKernel:
     full, repeated = _add_operands(info)
     # ADD commutes: the repeated operand becomes the kernel's rhs, with its table.
     sides = ("lhs", "rhs") if full == 0 else ("rhs", "lhs")
-    fields = {"size": int(np.prod(info.output.shape))}
-    fields.update({k: int(p[k]) for k in _ADD_FIELDS})
-    fields.update(
-        output_offset=int(p["output_zp"]), act_min=int(p["act_min"]), act_max=int(p["act_max"]),
-        rounding=1 if p["rounding"] == "single" else 0,
-        rhs_size=int(np.prod(info.inputs[repeated].shape)),
-    )  # fmt: skip
+    fields = {"size": int(np.prod(info.output.shape)), **add_fields(addition(info))}
+    fields["rhs_size"] = int(np.prod(info.inputs[repeated].shape))
     tables = tuple(
         BackendConstant(f"{name}_table", _add_table(info, side).astype(np.int32), 4)
         for name, side in zip(("lhs", "rhs"), sides, strict=True)
     )
     return PreparedKernel(
-        function="aot_k_add_s8_dsp",
+        function=f"aot_k_add_s8_{build}",
         params_struct="struct aot_k_add_params",
         params=fields,
         inputs=(full, repeated),
@@ -319,7 +319,7 @@ def takes_shallow_conv(info: OperatorInfo) -> bool:
         in_c % 4 != 0
         and k_h * k_w > 1
         and k_h * k_w * in_c <= MAX_SHALLOW_DEPTH
-        and tuple(info.params["dilation"]) == (1, 1)
+        and convolution(info).dilation == (1, 1)
         # the records' high form only (a left shift goes to the general kernel), so the
         # kernel has one requantization path: its text counts against the 48 KB budget
         and bool(np.all((shift <= -1) | (multiplier == 0)))
@@ -338,23 +338,23 @@ def shallow_weights(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(words, "<i2").reshape(-1).view(np.int8)
 
 
-def prepare_shallow_conv(info: OperatorInfo) -> PreparedKernel:
+def prepare_shallow_conv(info: OperatorInfo, build: str = DSP) -> PreparedKernel:
     w = weights(info)
     out_c, k_h, k_w, in_c = w.shape
     multiplier, shift = requant(info, out_c)
     bias = plain_bias(info, w.reshape(out_c, -1).astype(np.int64).sum(axis=1))
-    records, form = requant_records(bias, multiplier, shift, info.params["rounding"])
+    p = convolution(info)
+    records, form = requant_records(bias, multiplier, shift, p.rounding)
     if form != RQ_HIGH:
         raise InternalError("the first-layer kernel took a convolution with a left shift")
     if out_c % 2:  # the kernel reads a pair's second record; the padded channel is not stored
         records = np.concatenate([records, np.zeros((1, records.shape[1]), np.int32)])
-    params = conv_params(info, -int(info.params["input_zp"]))
-    params["requant_form"] = form
+    fields = {**conv_params(info, -p.input_zp), "requant_form": form}
     pairs = k_h * (-(-k_w * in_c // 2))
     return PreparedKernel(
-        function="aot_k_conv_shallow_s8_dsp",
+        function=f"aot_k_conv_shallow_s8_{build}",
         params_struct=CONV_STRUCT,
-        params=params,
+        params=fields,
         inputs=(0,),
         constants=(
             BackendConstant("weights", shallow_weights(w), 4),

@@ -26,12 +26,13 @@ import numpy as np
 from aot.backends.base import BackendConstant, OperatorInfo
 from aot.kernels import common, quant
 from aot.kernels.spec import KernelVariant, PreparedKernel
+from aot.operators import AddParams, operator_params
 
 
 def _conv_fields(info: OperatorInfo, input_offset: int) -> dict:
     fields = common.conv_params(info, input_offset)
     # What a padded tap reads when the bias has the zero point folded out (conv's im2col).
-    fields["pad_value"] = int(info.params["input_zp"])
+    fields["pad_value"] = common.convolution(info).input_zp
     return fields
 
 
@@ -94,11 +95,12 @@ def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
 def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
     weights = info.inputs[quant.operand(info, "weight")].data  # [1, k_h, k_w, out_c]
     _, k_h, k_w, out_c = weights.shape
-    dm = int(info.params["depth_multiplier"])
+    p = common.convolution(info)
+    dm = p.depth_multiplier
     in_c = out_c // dm
     blocks = -(-in_c // 4)
     # Inside the image the bias is folded; border pixels add input_offset per tap.
-    fields = _conv_fields(info, -int(info.params["input_zp"]))
+    fields = _conv_fields(info, -p.input_zp)
     sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
 
     def per_channel(values: np.ndarray) -> np.ndarray:
@@ -145,31 +147,18 @@ def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
 
 # -- add ----------------------------------------------------------------------------------
 
-_ADD_FIELDS = (
-    "lhs_offset", "rhs_offset", "left_shift", "lhs_multiplier", "lhs_shift",
-    "rhs_multiplier", "rhs_shift", "output_multiplier", "output_shift",
-)  # fmt: skip
-
 
 def _add_takes(info: OperatorInfo) -> bool:
     """Same-shape int8 ADD (broadcasting ones stay on TVM's)."""
-    p = info.params
-    if p.get("rounding") not in quant.ROUNDING or len(info.inputs) != 2:
-        return False
-    if any(k not in p for k in (*_ADD_FIELDS, "output_zp", "act_min", "act_max")):
+    p = operator_params(info, AddParams)
+    if p is None or p.rounding not in quant.ROUNDING or len(info.inputs) != 2:
         return False
     shape = info.output.shape
     return all(t.dtype == "int8" and t.shape == shape for t in (*info.inputs, info.output))
 
 
 def _add_prepare(info: OperatorInfo) -> PreparedKernel:
-    p = info.params
-    fields = {"size": int(np.prod(info.output.shape))}
-    fields.update({k: int(p[k]) for k in _ADD_FIELDS})
-    fields.update(
-        output_offset=int(p["output_zp"]), act_min=int(p["act_min"]),
-        act_max=int(p["act_max"]), rounding=quant.ROUNDING[p["rounding"]],
-    )  # fmt: skip
+    fields = {"size": int(np.prod(info.output.shape)), **common.add_fields(common.addition(info))}
     return PreparedKernel(
         function="aot_k_add_s8_mve",
         params_struct="struct aot_k_add_params",
@@ -186,5 +175,5 @@ VARIANTS: tuple[KernelVariant, ...] = (
         common.DEPTHWISE, "mve", common.conv_like, _dwconv_prepare, ("mve/dwconv_s8_mve.c",)
     ),
     KernelVariant(common.DENSE, "mve", common.dense, _fc_prepare, ("mve/fc_s8_mve.c",)),
-    KernelVariant("add_int8", "mve", _add_takes, _add_prepare, ("mve/add_s8_mve.c",)),
+    KernelVariant(common.ADD, "mve", _add_takes, _add_prepare, ("mve/add_s8_mve.c",)),
 )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.backends.base import BackendConstant, OperatorInfo
+from aot.errors import InternalError
+from aot.operators import OperatorParams, RequantizedParams, operator_params
 from aot.ops.int8 import PACKED_SHIFT_BITS
 
 ROUNDING = {"double": 0, "single": 1}  # the params structs' ``rounding`` field
@@ -15,8 +17,16 @@ _MULTIPLIER_MASK = (1 << 30) - 1
 def operand(info: OperatorInfo, name: str) -> int | None:
     """The index of the operand the importer named ``name`` (data, weight, bias,
     multiplier, shift), or None when the operator has none."""
-    names = tuple(info.params.get("operands", ()))
-    return names.index(name) if name in names else None
+    p = operator_params(info, OperatorParams)
+    return None if p is None else p.operand(name)
+
+
+def requantized(info: OperatorInfo) -> RequantizedParams:
+    """The typed parameters of a convolution or fully connected a variant took."""
+    p = operator_params(info, RequantizedParams)
+    if p is None:
+        raise InternalError(f"a kernel prepares a {info.kind} without its requantization")
+    return p
 
 
 def constant(info: OperatorInfo, name: str) -> np.ndarray | None:
@@ -37,16 +47,16 @@ def requant(info: OperatorInfo, channels: int) -> tuple[np.ndarray, np.ndarray]:
     """Per output channel (multiplier, shift) as int32 arrays, TFLite's convention
     (positive shift = left), whatever form the importer chose (per tensor in the params,
     per channel arrays, or the packed array with ``packed_shift_base``)."""
-    p = info.params
+    p = requantized(info)
     packed = constant(info, "multiplier")
-    if packed is not None and "packed_shift_base" in p:
+    if packed is not None and p.packed_shift_base is not None:
         words = packed.astype(np.int64) & 0xFFFFFFFF
         multiplier = (words & _MULTIPLIER_MASK) | (1 << 30)
-        shift = ((words >> 30) & ((1 << PACKED_SHIFT_BITS) - 1)) + int(p["packed_shift_base"])
+        shift = ((words >> 30) & ((1 << PACKED_SHIFT_BITS) - 1)) + p.packed_shift_base
     else:
-        multiplier = packed if packed is not None else np.asarray(p["multiplier"])
+        multiplier = packed if packed is not None else np.asarray(p.multiplier)
         shifts = constant(info, "shift")
-        shift = shifts if shifts is not None else np.asarray(p["shift"])
+        shift = shifts if shifts is not None else np.asarray(p.shift)
     multiplier = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))
     shift = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (channels,))
     return multiplier.astype(np.int32), shift.astype(np.int32)
@@ -57,8 +67,9 @@ def folded_bias(info: OperatorInfo, weight_sums: np.ndarray) -> np.ndarray:
     kernels multiply raw inputs (if the importer has not folded it already)."""
     bias = constant(info, "bias")
     total = np.zeros(len(weight_sums), np.int64) if bias is None else bias.astype(np.int64)
-    if not info.params.get("zero_point_in_bias", False):
-        total = total - int(info.params["input_zp"]) * weight_sums.astype(np.int64)
+    p = requantized(info)
+    if not p.zero_point_in_bias:
+        total = total - p.input_zp * weight_sums.astype(np.int64)
     return _int32(total)
 
 
@@ -67,8 +78,9 @@ def plain_bias(info: OperatorInfo, weight_sums: np.ndarray) -> np.ndarray:
     the input offset per tap."""
     bias = constant(info, "bias")
     total = np.zeros(len(weight_sums), np.int64) if bias is None else bias.astype(np.int64)
-    if info.params.get("zero_point_in_bias", False):
-        total = total + int(info.params["input_zp"]) * weight_sums.astype(np.int64)
+    p = requantized(info)
+    if p.zero_point_in_bias:
+        total = total + p.input_zp * weight_sums.astype(np.int64)
     return _int32(total)
 
 

@@ -1,32 +1,31 @@
 """The plain C kernels (any core; what ``--kernels auto`` picks on a core without the DSP
 extension, such as the Cortex-M3 of mps2_an385): the DSP kernels' sources built without
-the intrinsics (aot_kernels_simd.h's C equivalents) under ``_scalar`` names, so they take
-the same operators with the same build-time work (aot/runtime_c/kernels/scalar/)."""
+the intrinsics (aot_kernels_simd.h's C equivalents), so they take the same operators with
+the same build-time work; each DSP ``prepare`` is called with ``build="scalar"``, which
+names the ``_scalar`` functions (aot/runtime_c/kernels/scalar/)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 
 from aot.backends.base import OperatorInfo
 from aot.kernels import dsp
 from aot.kernels.spec import KernelVariant, PreparedKernel
 
-
-def _scalar(prepare: Callable[[OperatorInfo], PreparedKernel]) -> Callable:
-    def run(info: OperatorInfo) -> PreparedKernel:
-        kernel = prepare(info)
-        return replace(kernel, function=kernel.function.replace("_s8_dsp", "_s8_scalar"))
-
-    return run
+# Each DSP source's plain C build: a file that includes it (copied beside it) without the
+# intrinsics.
+SOURCES = {
+    dsp.CONV_SOURCE: "scalar/conv_scalar.c",
+    dsp.DWCONV_SOURCE: "scalar/dwconv_scalar.c",
+    dsp.ADD_SOURCE: "scalar/add_scalar.c",
+    dsp.SHALLOW_SOURCE: "scalar/conv_shallow_scalar.c",
+}
 
 
 def _sources(variant: KernelVariant) -> tuple[str, ...]:
-    # The scalar file includes the DSP one, which is copied beside it.
     (source,) = variant.sources
-    name = source.removeprefix("dsp/").replace("_dsp.c", "_scalar.c")
-    return (f"scalar/{name}", source)
+    return (SOURCES[source], source)
 
 
 # Without SMLAD the first-layer kernel's gather and 2x2 steps cost more than TVM's loops
@@ -51,11 +50,10 @@ SCALAR_PIXELS_PER_PASS = 2
 
 def _prepare(variant: KernelVariant) -> Callable[[OperatorInfo], PreparedKernel]:
     if variant.prepare is dsp.prepare_conv:
-        return partial(dsp.prepare_conv, pixels=SCALAR_PIXELS_PER_PASS)
-    return variant.prepare
+        return partial(dsp.prepare_conv, pixels=SCALAR_PIXELS_PER_PASS, build=dsp.SCALAR)
+    return partial(variant.prepare, build=dsp.SCALAR)
 
 
 VARIANTS: tuple[KernelVariant, ...] = tuple(
-    KernelVariant(v.kind, "scalar", _takes(v), _scalar(_prepare(v)), _sources(v))
-    for v in dsp.VARIANTS
+    KernelVariant(v.kind, "scalar", _takes(v), _prepare(v), _sources(v)) for v in dsp.VARIANTS
 )

@@ -41,6 +41,8 @@ from aot.backends.example_npu.descriptors import (
     validate,
 )
 from aot.backends.regions import OperandRef, layout, operand_pointer, step_function
+from aot.errors import InternalError
+from aot.operators import ConvParams, FullyConnectedParams, RequantizedParams, operator_params
 
 RUNTIME_C = Path(__file__).resolve().parents[2] / "runtime_c"
 CONV, DEPTHWISE, DENSE = "conv2d_int8", "depthwise_conv2d_int8", "fully_connected_int8"
@@ -48,39 +50,41 @@ CONV, DEPTHWISE, DENSE = "conv2d_int8", "depthwise_conv2d_int8", "fully_connecte
 
 def descriptor(op: OperatorInfo) -> Descriptor:
     """The descriptor of one claimed operator, from its typed parameters."""
-    p = op.params
-    operands = p["operands"]
-    if "multiplier" not in operands:
-        rq_mode, m0, s0 = "per_tensor", p["multiplier"], p["shift"]
-    elif "packed_shift_base" in p:
-        rq_mode, m0, s0 = "packed", 0, p["packed_shift_base"]
+    p = operator_params(op, RequantizedParams)
+    if p is None:
+        raise InternalError(f"example_npu describes a {op.kind} without its parameters")
+    if "multiplier" not in p.operands:
+        rq_mode, m0, s0 = "per_tensor", p.multiplier, p.shift
+    elif p.packed_shift_base is not None:
+        rq_mode, m0, s0 = "packed", 0, p.packed_shift_base
     else:
         rq_mode, m0, s0 = "per_channel", 0, 0
-    requant = Requant(rq_mode, p["output_zp"], p["act_min"], p["act_max"], p["rounding"], m0, s0)
+    requant = Requant(rq_mode, p.output_zp, p.act_min, p.act_max, p.rounding, m0, s0)
     # A zero point folded into the bias by the importer is not subtracted per tap again.
-    input_offset = 0 if p["zero_point_in_bias"] else -p["input_zp"]
+    input_offset = 0 if p.zero_point_in_bias else -p.input_zp
     data, weights = op.inputs[0].shape, op.inputs[1].shape
-    if op.kind == DENSE:
+    if isinstance(p, FullyConnectedParams):
         depth = weights[1]
         return FullyConnected(
             batches=int(np.prod(data)) // depth, depth=depth, out_c=weights[0],
-            input_offset=input_offset, weight_offset=-p["weight_zp"], requant=requant,
+            input_offset=input_offset, weight_offset=-p.weight_zp, requant=requant,
         )  # fmt: skip
-    depthwise = op.kind == DEPTHWISE
+    if not isinstance(p, ConvParams):
+        raise InternalError(f"example_npu has no descriptor for {op.kind}")
     out = op.output.shape
     return Conv2D(
-        depthwise=depthwise, batches=data[0], in_h=data[1], in_w=data[2], in_c=data[3],
-        out_h=out[1], out_w=out[2], out_c=out[3], k_h=weights[1], k_w=weights[2],
-        stride=tuple(p["strides"]), dilation=tuple(p["dilation"]), padding=tuple(p["padding"]),
-        depth_multiplier=p.get("depth_multiplier", 1), input_offset=input_offset,
-        pad_value=p["input_zp"], requant=requant,
+        depthwise=op.kind == DEPTHWISE, batches=data[0], in_h=data[1], in_w=data[2],
+        in_c=data[3], out_h=out[1], out_w=out[2], out_c=out[3], k_h=weights[1], k_w=weights[2],
+        stride=p.strides, dilation=p.dilation, padding=p.padding,
+        depth_multiplier=p.depth_multiplier, input_offset=input_offset, pad_value=p.input_zp,
+        requant=requant,
     )  # fmt: skip
 
 
 def takes(op: OperatorInfo) -> bool:
     """Whether the device runs this operator: int8 NHWC, no grouped convolution, the
     importer's parameters present, and every field in the descriptor's range."""
-    if "rounding" not in op.params or op.inputs[0].is_constant:
+    if operator_params(op, RequantizedParams) is None or op.inputs[0].is_constant:
         return False
     if op.kind in (CONV, DEPTHWISE) and (len(op.inputs[0].shape) != 4 or op.output.dtype != "int8"):
         return False

@@ -41,6 +41,7 @@ from aot.frontend.model import (
 from aot.frontend.tflite_checks import validate
 from aot.frontend.tflite_file import TFLITE_DTYPES
 from aot.frontend.validate import DAMAGED
+from aot.operators import params_of
 from aot.ops import fixedpoint as fp
 
 FRONTEND_NAME = "aot-tflite-int8"
@@ -262,10 +263,11 @@ class _Importer:
         call = bb.call_te(fn, *args, primfunc_name_hint=name, **kwargs)
         # Parameters baked into the compute only: structurally equal PrimFuncs (which the
         # BlockBuilder shares between calls) then carry equal attributes.
-        params = _typed_params(fn, args, kwargs)
         # The rounding of MultiplyByQuantizedMultiplier is baked into the compute too; an
         # accelerator must round the same way (docs/int8.md, "Rounding").
-        params["rounding"] = "single" if fp.single_rounding() else "double"
+        rounding = "single" if fp.single_rounding() else "double"
+        params = {**_typed_params(fn, args, kwargs), "rounding": rounding}
+        params_of(name, params)  # the kind's dataclass takes them (aot/operators)
         self.operator_attrs[call.args[0].name_hint] = (name, params)
         index = self.op_index
         span = ir.Span(ir.SourceName(SOURCE_OPERATOR_SPAN), index, index, 0, 0)
@@ -524,7 +526,7 @@ def _typed_params(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
     from tvm import relax
 
     bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
-    params: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     operands: list[str] = []
     for key, value in bound.items():
         if isinstance(value, relax.Expr):
@@ -532,13 +534,12 @@ def _typed_params(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
         elif isinstance(value, tuple | list) and all(isinstance(v, relax.Expr) for v in value):
             operands.extend(f"{key}{i}" for i in range(len(value)))
         elif isinstance(value, bool | int | float | str):
-            params[key] = value
+            values[key] = value
         elif isinstance(value, tuple | list) and all(isinstance(v, int | float) for v in value):
-            params[key] = tuple(value)
+            values[key] = tuple(value)
         elif isinstance(value, np.ndarray) and value.ndim == 1 and value.size <= 256:
-            params[key] = tuple(value.tolist())  # e.g. a lookup table
-    params["operands"] = tuple(operands)
-    return params
+            values[key] = tuple(value.tolist())  # e.g. a lookup table
+    return {**values, "operands": tuple(operands)}
 
 
 def _annotate_operators(mod: Any, attrs: dict[str, tuple[str, dict[str, Any]]]) -> Any:
