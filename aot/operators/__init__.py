@@ -1,12 +1,14 @@
-"""The int8 operator kinds: one registry entry per kind, with its typed parameters.
+"""The operator registry: one entry per TFLite builtin the int8 importer takes.
 
-A kind is what the importer writes as a PrimFunc's ``aot.operator`` (``conv2d_int8``) and
-what backends match on (``OperatorInfo.kind``). Its entry in ``KINDS`` says which
-parameters dataclass (aot/operators/params.py) its ``aot.params`` become, which source
-operators import as it (TFLite builtin names: the importer's handler, the shape rule of
-aot/frontend/validate.py and the row of docs/operators.md go by that name), and its
-family: the importer module ``aot/frontend/tflite_int8/<family>.py`` that emits it and the
-compute module ``aot/ops/<family>.py`` whose TE compute it calls.
+``OPERATORS`` (aot/operators/table.py) maps each builtin name to its
+:class:`Operator`: the dtypes and limits of its row in docs/operators.md and the
+:class:`OperatorKind` s it is imported as whose parameters backends read. A kind is what
+the importer writes as a PrimFunc's ``aot.operator`` (``conv2d_int8``) and what a backend
+matches (``OperatorInfo.kind``); its entry names the parameters dataclass its
+``aot.params`` become (aot/operators/params.py), its family (the importer module
+``aot/frontend/tflite_int8/<family>.py`` that emits it and the compute module
+``aot/ops/<family>.py``) and its TE compute. The builtin's name is the key of its
+importer handler and of its shape rule in aot/frontend/validate.py.
 
 Backends read an operator's parameters through :func:`operator_params` only, never by
 key. Kinds without an entry carry :class:`GenericParams`: nothing downstream reads them
@@ -19,9 +21,9 @@ tree, so the importer, the partitioner and every backend can import it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from aot.operators.entries import CORE_FAMILY, Operator, OperatorKind
 from aot.operators.params import (
     ROUNDINGS,
     AddParams,
@@ -31,45 +33,17 @@ from aot.operators.params import (
     OperatorParams,
     RequantizedParams,
 )
+from aot.operators.table import OPERATORS
 
 P = TypeVar("P", bound=OperatorParams)
 
-
-@dataclass(frozen=True)
-class OperatorKind:
-    """One operator kind (see the module docstring)."""
-
-    name: str  # the PrimFunc's aot.operator, e.g. conv2d_int8
-    params: type[OperatorParams]
-    sources: tuple[str, ...]  # TFLite builtin operators imported as this kind
-    family: str  # aot/frontend/tflite_int8/<family>.py and aot/ops/<family>.py
-    compute: str  # the TE compute in aot/ops/<family>.py whose arguments ``params`` holds
-
-
-# The family whose handlers live in the importer's core module
-# (aot/frontend/tflite_int8/importer.py) and whose computes are aot/ops/int8.py.
-CORE_FAMILY = "int8"
-
+# Every typed kind, by name; and the operators imported as it.
 KINDS: dict[str, OperatorKind] = {
-    entry.name: entry
-    for entry in (
-        OperatorKind("conv2d_int8", ConvParams, ("CONV_2D",), CORE_FAMILY, "conv2d"),
-        OperatorKind(
-            "depthwise_conv2d_int8",
-            ConvParams,
-            ("DEPTHWISE_CONV_2D",),
-            CORE_FAMILY,
-            "depthwise_conv2d",
-        ),
-        OperatorKind(
-            "fully_connected_int8",
-            FullyConnectedParams,
-            ("FULLY_CONNECTED",),
-            CORE_FAMILY,
-            "fully_connected",
-        ),
-        OperatorKind("add_int8", AddParams, ("ADD",), CORE_FAMILY, "add"),
-    )
+    kind.name: kind for operator in OPERATORS.values() for kind in operator.kinds
+}
+SOURCES: dict[str, tuple[str, ...]] = {
+    kind: tuple(name for name, op in OPERATORS.items() if any(k.name == kind for k in op.kinds))
+    for kind in KINDS
 }
 
 
@@ -111,11 +85,14 @@ def operator_params(op: _Operator, expected: type[P]) -> P | None:
 __all__ = [
     "CORE_FAMILY",
     "KINDS",
+    "OPERATORS",
     "ROUNDINGS",
+    "SOURCES",
     "AddParams",
     "ConvParams",
     "FullyConnectedParams",
     "GenericParams",
+    "Operator",
     "OperatorKind",
     "OperatorParams",
     "RequantizedParams",

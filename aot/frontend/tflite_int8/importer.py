@@ -41,7 +41,7 @@ from aot.frontend.model import (
 from aot.frontend.tflite_checks import validate
 from aot.frontend.tflite_file import TFLITE_DTYPES
 from aot.frontend.validate import DAMAGED
-from aot.operators import params_of
+from aot.operators import OPERATORS, params_of
 from aot.ops import fixedpoint as fp
 
 FRONTEND_NAME = "aot-tflite-int8"
@@ -582,6 +582,11 @@ def _handler(
 ) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for name in names:
+            if name not in OPERATORS:
+                raise InternalError(
+                    f"the handler {fn.__name__} of {name} has no registry entry: add one "
+                    "to aot/operators/table.py (docs/architecture.md, 'Adding an operator')"
+                )
             _HANDLERS[name] = fn
             if multi_output:
                 MULTI_OUTPUT.add(name)
