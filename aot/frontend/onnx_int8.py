@@ -12,7 +12,7 @@ QuantizeLinear/DequantizeLinear, a ``QLinear*`` or an ``*Integer`` operator):
   constant weight becomes the int8 weight itself.
 
 Every kernel follows onnxruntime's CPU kernel (MLAS) bit for bit: float32 requantization
-rounded to nearest even (``aot.ops.int8_onnx``, docs/int8.md "onnxruntime"). Tensors
+rounded to nearest even (``aot.ops.onnx_int8``, docs/int8.md "onnxruntime"). Tensors
 stay NCHW; weights int8, biases int32, activations int8 or uint8.
 """
 
@@ -359,7 +359,7 @@ class _Importer:
             return self.values[name]
         if name not in self.dequantized:
             raise ModelError(f"{self.source}: output '{name}' is never computed")
-        from aot.ops import int8_onnx
+        from aot.ops import onnx_int8 as ops
 
         qname, q = self.dequantized[name]
         x = self.activation(qname)
@@ -369,7 +369,7 @@ class _Importer:
             (i for i, n in enumerate(self.graph.node) if name in n.output), self.index
         )
         result = self.emit(
-            bb, int8_onnx.dequantize_linear, x.expr, name="dequantize_linear",
+            bb, ops.dequantize_linear, x.expr, name="dequantize_linear",
             scale=q.s, zero_point=q.zp,
         )  # fmt: skip
         self.record("DequantizeLinear", name, result)
@@ -416,7 +416,7 @@ class _Importer:
         self.dequantized[node.output[0]] = (name, _QParams(q.scale, q.zero_point, q.dtype, axis))
 
     def _quantize_node(self, bb: Any, node: Any) -> None:
-        from aot.ops import int8_onnx
+        from aot.ops import onnx_int8 as ops
 
         name = node.input[0]
         zp_name = node.input[2] if len(node.input) > 2 else None
@@ -439,7 +439,7 @@ class _Importer:
         x = self.activation(name)
         self.expect(x, ("float32",), "the QuantizeLinear input")
         result = self.emit(
-            bb, int8_onnx.quantize_linear, x.expr, name="quantize_linear", scale=q.s,
+            bb, ops.quantize_linear, x.expr, name="quantize_linear", scale=q.s,
             zero_point=q.zp, out_dtype=q.dtype,
         )  # fmt: skip
         self.values[node.output[0]] = _Value(result, x.shape, q.dtype, q.s, q.zp)
@@ -665,7 +665,7 @@ def _conv(
 ) -> tuple[Any, _Value]:
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, ("int8", "uint8"), "the input")
     if w.dtype not in (np.int8, np.uint8):
@@ -678,7 +678,7 @@ def _conv(
     lo, hi = _clamp(y, lo_hi)
     operands = [x.expr, relax.const(np.ascontiguousarray(w)), _bias(imp, bias, channels)]
     result = imp.emit(
-        bb, int8_onnx.qlinear_conv2d, *operands, scale, name="qlinear_conv2d",
+        bb, ops.qlinear_conv2d, *operands, scale, name="qlinear_conv2d",
         input_zp=xq.zp, weight_zp=_weight_zp(imp, wq), output_zp=y.zp, out_dtype=y.dtype,
         act_min=lo, act_max=hi, **geometry,
     )  # fmt: skip
@@ -700,7 +700,7 @@ def _matmul(
 ) -> tuple[Any, _Value]:
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, ("int8", "uint8"), "the input")
     if w.ndim != 2 or w.dtype not in (np.int8, np.uint8):
@@ -715,7 +715,7 @@ def _matmul(
     lo, hi = _clamp(y, lo_hi) if y is not None else (0, 0)
     weight = relax.const(np.ascontiguousarray(w))
     result = imp.emit(
-        bb, int8_onnx.qlinear_matmul, x.expr, weight, _bias(imp, bias, channels), scale,
+        bb, ops.qlinear_matmul, x.expr, weight, _bias(imp, bias, channels), scale,
         name="qlinear_matmul" if y is not None else "matmul_integer", out_shape=out_shape,
         transpose_weight=transpose, input_zp=xq.zp, weight_zp=_weight_zp(imp, wq),
         output_zp=None if y is None else y.zp, out_dtype="int32" if y is None else y.dtype,
@@ -757,7 +757,7 @@ def _add(
     """QLinearAdd; ``offset`` 128 runs it on int8 tensors as onnxruntime does on their
     uint8 form (values and zero points + 128), which rounds its fused multiply-adds
     differently."""
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     shape = _binary_shape(imp, a, b, y, lo_hi, "Add")
     ratio_a = _div32(aq.s, y.s)
@@ -775,7 +775,7 @@ def _add(
     fixed = _f32(np.float32(y_zp) - np.float32(inner))
     _check_exact_fma(imp, ratio_a, ratio_b, fixed, y.dtype)
     result = imp.emit(
-        bb, int8_onnx.qlinear_add, a.expr, b.expr, name="qlinear_add", out_shape=shape,
+        bb, ops.qlinear_add, a.expr, b.expr, name="qlinear_add", out_shape=shape,
         lhs_ratio=ratio_a, rhs_ratio=ratio_b, fixed=fixed, lhs_first=lhs_first,
         out_dtype=y.dtype, offset=offset,
     )  # fmt: skip
@@ -800,7 +800,7 @@ def _first_is_span_scalar(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int
 def _check_exact_fma(imp: _Importer, ra: float, rb: float, fixed: float, dtype: str) -> None:
     """Every term of the two fused multiply-adds is a multiple of the smallest quantum and
     below the largest magnitude; when those span at most 52 bits, double holds the sums
-    exactly and one rounding to float32 is the fma (see ``int8_onnx.qlinear_add``)."""
+    exactly and one rounding to float32 is the fma (see ``aot.ops.onnx_int8.qlinear_add``)."""
     import math
 
     def quantum(v: float) -> float:
@@ -813,7 +813,7 @@ def _check_exact_fma(imp: _Importer, ra: float, rb: float, fixed: float, dtype: 
 
 
 def _gap(imp: _Importer, bb: Any, x: _Value, xq: _QParams, y: _QParams) -> tuple[Any, _Value]:
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, (y.dtype,), "the input")
     if len(x.shape) != 4:
@@ -822,7 +822,7 @@ def _gap(imp: _Importer, bb: Any, x: _Value, xq: _QParams, y: _QParams) -> tuple
     # MLAS: x_scale / (y_scale * (float)image_size), float32.
     scale = _div32(xq.s, _mul32(y.s, float(size)))
     result = imp.emit(
-        bb, int8_onnx.qlinear_global_average_pool, x.expr, name="qlinear_global_average_pool",
+        bb, ops.qlinear_global_average_pool, x.expr, name="qlinear_global_average_pool",
         scale=scale, input_zp=xq.zp, output_zp=y.zp, out_dtype=y.dtype,
     )  # fmt: skip
     shape = (x.shape[0], x.shape[1], 1, 1)
@@ -830,7 +830,7 @@ def _gap(imp: _Importer, bb: Any, x: _Value, xq: _QParams, y: _QParams) -> tuple
 
 
 def _max_pool(imp: _Importer, bb: Any, node: Any, x: _Value) -> tuple[Any, _Value]:
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, ("int8", "uint8"), "the input")
     attrs = _attrs(node)
@@ -851,7 +851,7 @@ def _max_pool(imp: _Importer, bb: Any, node: Any, x: _Value) -> tuple[Any, _Valu
     shape = (n, c, out_h, out_w)
     _check_output(imp, shape)
     result = imp.emit(
-        bb, int8_onnx.max_pool2d, x.expr, name="max_pool2d_qlinear", out_shape=shape,
+        bb, ops.max_pool2d, x.expr, name="max_pool2d_qlinear", out_shape=shape,
         kernel=kernel, strides=strides, pads=pads[:2], dilations=dilations,
     )  # fmt: skip
     return result, _Value(result, shape, x.dtype, x.scale, x.zero_point)
@@ -896,7 +896,7 @@ def _mul(
     lo_hi: tuple,
     offset: int = 0,
 ) -> tuple[Any, _Value]:
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     shape = _binary_shape(imp, a, b, y, lo_hi, "Mul")
     ratio = _div32(_mul32(aq.s, bq.s), y.s)
@@ -905,7 +905,7 @@ def _mul(
     if 65536 * ratio >= 2.0**31:
         raise imp.unsupported("the input scales are too large for the output scale")
     result = imp.emit(
-        bb, int8_onnx.qlinear_mul, a.expr, b.expr, name="qlinear_mul", out_shape=shape,
+        bb, ops.qlinear_mul, a.expr, b.expr, name="qlinear_mul", out_shape=shape,
         ratio=ratio, lhs_zp=aq.zp, rhs_zp=bq.zp, output_zp=y.zp, out_dtype=y.dtype,
         offset=offset,
     )  # fmt: skip
@@ -940,7 +940,7 @@ def _average_pool(
 ) -> tuple[Any, _Value]:
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, (y.dtype,), "the input")
     if lo_hi != (None, None):
@@ -951,7 +951,7 @@ def _average_pool(
     raw = np.arange(256, dtype=np.uint8).view(xq.dtype).astype(np.int32)
     table = relax.const(np.float32(xq.s) * (raw - xq.zp).astype(np.float32))
     result = imp.emit(
-        bb, int8_onnx.qlinear_average_pool, x.expr, table, name="qlinear_average_pool",
+        bb, ops.qlinear_average_pool, x.expr, table, name="qlinear_average_pool",
         count_include_pad=bool(_attrs(node).get("count_include_pad", 0)), output_scale=y.s,
         output_zp=y.zp, **geometry,
     )  # fmt: skip
@@ -976,7 +976,7 @@ def _concat(
 ) -> tuple[Any, _Value]:
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     axis = int(_attrs(node).get("axis", 0))
     rank = len(parts[0][0].shape)
@@ -997,7 +997,7 @@ def _concat(
     values = [v.expr for v, _ in parts] + tables
 
     def concat(*tensors: Any) -> Any:
-        return int8_onnx.qlinear_concat(*tensors, axis=axis, out_shape=shape, tables=flags)
+        return ops.qlinear_concat(*tensors, axis=axis, out_shape=shape, tables=flags)
 
     result = imp.emit(bb, concat, *values, name="qlinear_concat")
     return result, _Value(result, tuple(shape), y.dtype, y.s, y.zp)
@@ -1015,11 +1015,11 @@ def _table_op(
     256-entry table of onnxruntime's DequantizeLinear -> transform -> QuantizeLinear."""
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, ("int8", "uint8"), "the input")
     table = relax.const(_requantize_table(xq, y, transform))
-    result = imp.emit(bb, int8_onnx.lookup_table, x.expr, table, name="requantize_table")
+    result = imp.emit(bb, ops.lookup_table, x.expr, table, name="requantize_table")
     return result, _Value(result, x.shape, y.dtype, y.s, y.zp)
 
 
@@ -1069,12 +1069,12 @@ def _lookup(
 ) -> tuple[Any, _Value]:
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, (y.dtype,), "the input")
     table = relax.const(_ort_table(op, xq, y, attrs))
     name = "qlinear_sigmoid" if op == "QLinearSigmoid" else "qlinear_leaky_relu"
-    result = imp.emit(bb, int8_onnx.lookup_table, x.expr, table, name=name)
+    result = imp.emit(bb, ops.lookup_table, x.expr, table, name=name)
     return result, _Value(result, x.shape, y.dtype, y.s, y.zp)
 
 
@@ -1098,7 +1098,7 @@ def _softmax(
 ) -> tuple[Any, _Value]:
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     imp.expect(x, (y.dtype,), "the input")
     attrs = _attrs(node)
@@ -1111,7 +1111,7 @@ def _softmax(
         raise imp.unsupported("the output scale is too small")
     table = relax.const(softmax_table(xq.s, x.shape[-1], xq.dtype == "int8"))
     result = imp.emit(
-        bb, int8_onnx.qlinear_softmax, x.expr, table, name="qlinear_softmax", y_factor=factor,
+        bb, ops.qlinear_softmax, x.expr, table, name="qlinear_softmax", y_factor=factor,
         output_zp=y.zp,
     )  # fmt: skip
     return result, _Value(result, x.shape, y.dtype, y.s, y.zp)
@@ -1193,7 +1193,7 @@ def _qlinear_gap(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
 def _conv_integer(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     x, w, xz, wz = _inputs(node, 4)
     xv = imp.activation(x)
@@ -1205,7 +1205,7 @@ def _conv_integer(imp: _Importer, bb: Any, node: Any) -> tuple[Any, _Value]:
         raise imp.unsupported("per-channel weight zero points are not supported")
     geometry = _conv_geometry(imp, node, xv, weight)
     result = imp.emit(
-        bb, int8_onnx.conv_integer2d, xv.expr, relax.const(np.ascontiguousarray(weight)),
+        bb, ops.conv_integer2d, xv.expr, relax.const(np.ascontiguousarray(weight)),
         name="conv_integer2d", input_zp=x_zp, weight_zp=int(w_zps[0]), **geometry,
     )  # fmt: skip
     return result, _Value(result, geometry["out_shape"], "int32")
@@ -1393,7 +1393,7 @@ def _float_binary(
     product into the add), a constant one at import time."""
     from tvm import relax
 
-    from aot.ops import int8_onnx
+    from aot.ops import onnx_int8 as ops
 
     tensors, tables, shapes = [], [], []
     for value, q in (lhs, rhs):
@@ -1426,7 +1426,7 @@ def _float_binary(
             f"inputs {list(shapes[0])} and {list(shapes[1])} do not broadcast"
         ) from None
     lo, hi = _clamp(y, lo_hi)
-    kernel = int8_onnx.dequantized_add if op == "add" else int8_onnx.dequantized_mul
+    kernel = ops.dequantized_add if op == "add" else ops.dequantized_mul
     result = imp.emit(
         bb, kernel, *tensors, *tables, name=f"dequantized_{op}",
         out_shape=shape, scale=y.s, zero_point=y.zp, out_dtype=y.dtype, act_min=lo, act_max=hi,

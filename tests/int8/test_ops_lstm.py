@@ -229,7 +229,7 @@ def test_int16_fixed_point_activations_track_the_real_functions(
     import tvm
     from tvm import te
 
-    from aot.ops.int8_lstm import fixedpoint16
+    from aot.ops.lstm import fixedpoint16
 
     data = te.placeholder((65536,), "int16", "data")
     kernel = tvm.compile(

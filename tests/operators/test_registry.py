@@ -79,6 +79,13 @@ def test_an_entry_holds_its_computes_arguments(kind: str) -> None:
     assert dataclasses.is_dataclass(entry.params) and entry.params.__dataclass_params__.frozen
 
 
+def test_compute_modules_are_named_after_the_importer_families() -> None:
+    families = {p.stem for p in (AOT / "frontend" / "tflite_int8").glob("*.py")}
+    families |= {p.stem for p in (AOT / "frontend").glob("*.py")}  # onnx_int8
+    computes = {p.stem for p in (AOT / "ops").glob("*.py")} - SHARED_COMPUTES
+    assert computes - families - {CORE_FAMILY} == set()
+
+
 def test_a_key_the_dataclass_does_not_know_is_refused() -> None:
     values = {
         "out_shape": (1, 2), "lhs_offset": 1, "rhs_offset": 2, "left_shift": 20,

@@ -51,7 +51,7 @@ def _exp_table(x: _TensorInfo, out: _TensorInfo) -> np.ndarray:
 
 @_handler("BATCH_MATMUL")
 def _batch_matmul(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_math
+    from aot.ops import arithmetic as ops
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
     for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):
@@ -77,7 +77,7 @@ def _batch_matmul(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tensor
     # batch_matmul.cc's Prepare: the double product of the float scales.
     m, s = fp.checked_quantize_multiplier(a.s * b.s / out.s)
     return imp.emit(
-        bb, int8_math.batch_matmul, imp.value(ins[0]), imp.value(ins[1]),
+        bb, ops.batch_matmul, imp.value(ins[0]), imp.value(ins[1]),
         name="batch_matmul_int8", out_shape=out.shape, adj_x=adj_x, adj_y=adj_y,
         lhs_zp=a.zp, rhs_zp=b.zp, output_zp=out.zp, multiplier=m, shift=s,
     )  # fmt: skip

@@ -5,7 +5,7 @@ only, are refused with the other float-only operators (``logic.FLOAT_ONLY``).
 
 Registered into ``aot.frontend.tflite_int8``'s handler table when that module is imported.
 Each computes what TFLite's ``Prepare`` computes (in its float or double arithmetic) and
-emits a compute from ``aot.ops.int8_division_cast_fill``; the rules are in docs/int8.md.
+emits a compute from ``aot.ops.division_cast_fill``; the rules are in docs/int8.md.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _same_dtype(imp: _Importer, tensors: list[_TensorInfo], out: _TensorInfo, dt
 
 @_handler("ADD_N")
 def _add_n(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_division_cast_fill as ops
+    from aot.ops import division_cast_fill as ops
 
     tensors = [imp.tensors[i] for i in ins]
     _same_dtype(imp, tensors, out, ["int8", "int32"])
@@ -109,7 +109,7 @@ def divisor_reciprocals(zero_point: int) -> tuple[np.ndarray, np.ndarray]:
     """GetReciprocal(|q - zero_point|) for every stored int8 divisor q (entry q + 128), as
     int32 multipliers and shifts; the divisor equal to the zero point (LiteRT refuses it at
     run time) gets multiplier 0, so its quotient is 0."""
-    from aot.ops.int8_division_cast_fill import reciprocal
+    from aot.ops.division_cast_fill import reciprocal
 
     multipliers = np.zeros(256, np.int32)
     shifts = np.zeros(256, np.int32)
@@ -130,7 +130,7 @@ def numerator_headrooms() -> np.ndarray:
 def _div(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from tvm import relax
 
-    from aot.ops import int8_division_cast_fill as ops
+    from aot.ops import division_cast_fill as ops
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
     _same_dtype(imp, [a, b], out, ["int8", "int32"])
@@ -187,7 +187,7 @@ def _elu_op(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
 
 @_handler("CAST")
 def _cast(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_division_cast_fill as ops
+    from aot.ops import division_cast_fill as ops
 
     x = imp.tensors[ins[0]]
     # CAST converts stored values: quantization parameters play no part, so none is needed.
@@ -203,7 +203,7 @@ def _cast(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
 
 @_handler("ZEROS_LIKE")
 def _zeros_like(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_division_cast_fill as ops
+    from aot.ops import division_cast_fill as ops
 
     x = imp.tensors[ins[0]]
     for t, role in ((x, "input"), (out, "output")):
@@ -216,7 +216,7 @@ def _zeros_like(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
 
 @_handler("FILL")
 def _fill(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_division_cast_fill as ops
+    from aot.ops import division_cast_fill as ops
 
     dims = _movement._ints(imp, ins[0], "the dims")
     value = imp.tensors[ins[1]]
@@ -238,7 +238,7 @@ def _fill(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
 
 @_handler("REDUCE_ALL")
 def _reduce_all(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_division_cast_fill as ops
+    from aot.ops import division_cast_fill as ops
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["bool"], "input")

@@ -3,7 +3,7 @@ CONCATENATION (with requantization).
 
 Registered into ``aot.frontend.tflite_int8``'s handler table when that module is imported;
 each computes its multipliers as TFLite's ``Prepare`` does (float32 where TFLite divides
-floats, double where it widens first) and emits a compute from ``aot.ops.int8_elementwise``.
+floats, double where it widens first) and emits a compute from ``aot.ops.elementwise``.
 The rules are in docs/int8.md.
 """
 
@@ -64,7 +64,7 @@ def _smaller_than_one(imp: _Importer, real: float, what: str) -> tuple[int, int]
 
 @_handler("SUB")
 def _sub(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_elementwise as ew
+    from aot.ops import elementwise as ew
 
     a, b = _binary(imp, ins, out)
     opts = _options(op, "SubOptions")
@@ -85,7 +85,7 @@ def _sub(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
 
 @_handler("SQUARED_DIFFERENCE")
 def _squared_difference(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_elementwise as ew
+    from aot.ops import elementwise as ew
 
     a, b = _binary(imp, ins, out)
     left_shift = 7  # squared_difference.cc, int8
@@ -105,7 +105,7 @@ def _squared_difference(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _
 
 @_handler("MAXIMUM", "MINIMUM")
 def _maximum_minimum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_elementwise as ew
+    from aot.ops import elementwise as ew
 
     # int16 too: TFLite's kernel compares stored values of any integer type.
     a, b = _binary(imp, ins, out, ("int8", "int16"))
@@ -120,7 +120,7 @@ def _maximum_minimum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Ten
 
 @_handler("LEAKY_RELU")
 def _leaky_relu(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_elementwise as ew
+    from aot.ops import elementwise as ew
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -144,7 +144,7 @@ def _leaky_relu(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
 
 @_handler("PRELU")
 def _prelu(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_elementwise as ew
+    from aot.ops import elementwise as ew
 
     x, alpha = _binary(imp, ins, out)
     if len(out.shape) > 4:
@@ -160,7 +160,7 @@ def _prelu(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -
 
 @_handler("ABS")
 def _abs(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_elementwise as ew
+    from aot.ops import elementwise as ew
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -176,7 +176,7 @@ def _abs(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
 
 @_handler("NEG")
 def _neg(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_elementwise as ew
+    from aot.ops import elementwise as ew
 
     x = imp.tensors[ins[0]]
     if x.dtype == "float32":  # between a DEQUANTIZE and a QUANTIZE (LayerNormalization)
@@ -190,8 +190,8 @@ def _neg(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> 
 
 @_handler("CONCATENATION")
 def _concatenation(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
+    from aot.ops import elementwise as ew
     from aot.ops import int8
-    from aot.ops import int8_elementwise as ew
 
     imp.expect(out, ["int8"], "output")
     imp.per_tensor(out, "output")

@@ -52,11 +52,11 @@ def copied(imp: _Importer, bb: Any, value: Any, shape: tuple[int, ...]) -> Any:
     next states must be buffers a kernel writes."""
     from tvm import relax
 
-    from aot.ops import int8_indexing
+    from aot.ops import indexing as ops
 
     if isinstance(value, relax.DataflowVar):
         return value
-    return imp.emit(bb, int8_indexing.copy, value, name="copy", out_shape=shape)
+    return imp.emit(bb, ops.copy, value, name="copy", out_shape=shape)
 
 
 def _fold(imp: _Importer, bb: Any, out: _TensorInfo, value: np.ndarray) -> Any:
@@ -78,7 +78,7 @@ def _copied_pair(imp: _Importer, x: _TensorInfo, out: _TensorInfo, role: str) ->
 
 @_handler("EMBEDDING_LOOKUP")
 def _embedding_lookup(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_indexing
+    from aot.ops import indexing as ops
 
     ids, table = imp.tensors[ins[0]], imp.tensors[ins[1]]
     imp.expect(ids, ["int32"], "ids")
@@ -101,11 +101,11 @@ def _embedding_lookup(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Te
         raise imp.unsupported(f"an id is outside [0, {rows})")
     if hybrid:
         return imp.emit(
-            bb, int8_indexing.embedding_lookup_hybrid, imp.value(ins[0]), imp.value(ins[1]),
+            bb, ops.embedding_lookup_hybrid, imp.value(ins[0]), imp.value(ins[1]),
             name="embedding_lookup_hybrid", scale=table.s,
         )  # fmt: skip
     return imp.emit(
-        bb, int8_indexing.embedding_lookup, imp.value(ins[0]), imp.value(ins[1]),
+        bb, ops.embedding_lookup, imp.value(ins[0]), imp.value(ins[1]),
         name="embedding_lookup",
     )  # fmt: skip
 
@@ -114,7 +114,7 @@ def _embedding_lookup(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Te
 def _dynamic_update_slice(
     imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo
 ) -> Any:
-    from aot.ops import int8_indexing
+    from aot.ops import indexing as ops
 
     operand, update, starts = (imp.tensors[i] for i in ins[:3])
     imp.expect(operand, [*_COPIED_DTYPES, "int32"], "operand")
@@ -136,14 +136,14 @@ def _dynamic_update_slice(
             f"(output {list(out.shape)})"
         )
     return imp.emit(
-        bb, int8_indexing.dynamic_update_slice, imp.value(ins[0]), imp.value(ins[1]),
+        bb, ops.dynamic_update_slice, imp.value(ins[0]), imp.value(ins[1]),
         imp.value(ins[2]), name="dynamic_update_slice",
     )  # fmt: skip
 
 
 @_handler("CUMSUM")
 def _cumsum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_indexing
+    from aot.ops import indexing as ops
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8", *_INDEX_DTYPES], "input")
@@ -161,17 +161,17 @@ def _cumsum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
         "reverse": bool(opts.Reverse()) if opts is not None else False,
     }
     if x.dtype != "int8":
-        return imp.emit(bb, int8_indexing.cumsum, imp.value(ins[0]), name="cumsum", **options)
+        return imp.emit(bb, ops.cumsum, imp.value(ins[0]), name="cumsum", **options)
     imp.per_tensor(x, "input")
     imp.per_tensor(out, "output")
     # TFLite Micro's CUMSUM Prepare: both inputs of ADD's scheme are this one input, so the
     # input multiplier is 1/2 and the output one 2 s_in / (2**20 s_out), in double.
     in_m, in_s = fp.quantize_multiplier_smaller_than_one(x.s / (2 * x.s))
     out_m, out_s = fp.quantize_multiplier_smaller_than_one(
-        2 * x.s / ((1 << int8_indexing.CUMSUM_LEFT_SHIFT) * out.s)
+        2 * x.s / ((1 << ops.CUMSUM_LEFT_SHIFT) * out.s)
     )
     return imp.emit(
-        bb, int8_indexing.cumsum_int8, imp.value(ins[0]), name="cumsum_int8", **options,
+        bb, ops.cumsum_int8, imp.value(ins[0]), name="cumsum_int8", **options,
         input_zp=x.zp, input_multiplier=in_m, input_shift=in_s, output_multiplier=out_m,
         output_shift=out_s, output_zp=out.zp,
     )  # fmt: skip
@@ -188,7 +188,7 @@ def _shape(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -
 
 @_handler("BROADCAST_ARGS")
 def _broadcast_args(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_indexing
+    from aot.ops import indexing as ops
 
     lhs, rhs = imp.tensors[ins[0]], imp.tensors[ins[1]]
     for t, role in ((lhs, "shape 1"), (rhs, "shape 2"), (out, "output")):
@@ -207,6 +207,6 @@ def _broadcast_args(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
             ) from None
         return _fold(imp, bb, out, np.asarray(shape, np.int64))
     return imp.emit(
-        bb, int8_indexing.broadcast_args, imp.value(ins[0]), imp.value(ins[1]),
+        bb, ops.broadcast_args, imp.value(ins[0]), imp.value(ins[1]),
         name="broadcast_args", out_size=size,
     )  # fmt: skip

@@ -6,7 +6,7 @@ operators (``FLOAT_ONLY``).
 
 Registered into ``aot.frontend.tflite_int8``'s handler table when that module is imported;
 the bool tensors they produce and consume live between operators as one byte per value.
-Kernels are in ``aot.ops.int8_logic``; the rules are in docs/int8.md.
+Kernels are in ``aot.ops.logic``; the rules are in docs/int8.md.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from aot.frontend.tflite_int8.importer import (
     _TensorInfo,
 )
 from aot.ops import fixedpoint as fp
-from aot.ops.int8_logic import COMPARISONS, LOGICAL
+from aot.ops.logic import COMPARISONS, LOGICAL
 
 # Operators TensorFlow Lite Micro registers that run in float only: TFLite Micro's kernels
 # take float32, and LiteRT's reference kernels either take float32 only (FLOOR, SIN, COS,
@@ -58,7 +58,7 @@ def _comparison_multiplier(imp: _Importer, t: _TensorInfo, role: str) -> tuple[i
 
 @_handler(*COMPARISONS)
 def _comparison(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
     imp.expect(a, ["int8", "int32"], "input 1")
@@ -68,7 +68,7 @@ def _comparison(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     name = f"{imp.op_name.lower()}_{a.dtype}"
     if a.dtype == "int32":
         return imp.emit(
-            bb, int8_logic.compare, imp.value(ins[0]), imp.value(ins[1]), name=name,
+            bb, ops.compare, imp.value(ins[0]), imp.value(ins[1]), name=name,
             out_shape=out.shape, op=imp.op_name,
         )  # fmt: skip
     imp.per_tensor(a, "input 1")
@@ -76,7 +76,7 @@ def _comparison(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
     m1, s1 = _comparison_multiplier(imp, a, "input 1")
     m2, s2 = _comparison_multiplier(imp, b, "input 2")
     return imp.emit(
-        bb, int8_logic.compare_scaled, imp.value(ins[0]), imp.value(ins[1]), name=name,
+        bb, ops.compare_scaled, imp.value(ins[0]), imp.value(ins[1]), name=name,
         out_shape=out.shape, op=imp.op_name, lhs_offset=-a.zp, rhs_offset=-b.zp,
         lhs_multiplier=m1, lhs_shift=s1, rhs_multiplier=m2, rhs_shift=s2,
     )  # fmt: skip
@@ -84,7 +84,7 @@ def _comparison(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
 
 @_handler(*LOGICAL)
 def _logical(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
     imp.expect(a, ["bool"], "input 1")
@@ -92,26 +92,26 @@ def _logical(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo)
     imp.expect(out, ["bool"], "output")
     _broadcast_shape(imp, a.shape, b.shape, out.shape)
     return imp.emit(
-        bb, int8_logic.logical, imp.value(ins[0]), imp.value(ins[1]),
+        bb, ops.logical, imp.value(ins[0]), imp.value(ins[1]),
         name=imp.op_name.lower(), out_shape=out.shape, op=imp.op_name,
     )  # fmt: skip
 
 
 @_handler("LOGICAL_NOT")
 def _logical_not(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["bool"], "input")
     imp.expect(out, ["bool"], "output")
     if x.shape != out.shape:
         raise imp.unsupported(f"output shape {list(out.shape)} is not the input's")
-    return imp.emit(bb, int8_logic.logical_not, imp.value(ins[0]), name="logical_not")
+    return imp.emit(bb, ops.logical_not, imp.value(ins[0]), name="logical_not")
 
 
 @_handler("SELECT_V2")
 def _select_v2(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     if len(ins) != 3:
         raise imp.unsupported(f"expected 3 inputs (condition, x, y), found {len(ins)}")
@@ -138,20 +138,20 @@ def _select_v2(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
     if len(shape) > 5:
         raise imp.unsupported("SELECT_V2 supports at most 5 dimensions (as TFLite)")
     return imp.emit(
-        bb, int8_logic.select_v2, *(imp.value(i) for i in ins), name=f"select_v2_{x.dtype}",
+        bb, ops.select_v2, *(imp.value(i) for i in ins), name=f"select_v2_{x.dtype}",
         out_shape=out.shape,
     )  # fmt: skip
 
 
 @_handler("REDUCE_MIN")
 def _reduce_min(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x = imp.tensors[ins[0]]
     _movement._int8_pair(imp, x, out)
     axes, keep_dims = _movement._reduce_axes(imp, op, ins, x, out)
     return imp.emit(
-        bb, int8_logic.reduce_min, imp.value(ins[0]), name="reduce_min_int8", axes=axes,
+        bb, ops.reduce_min, imp.value(ins[0]), name="reduce_min_int8", axes=axes,
         keep_dims=keep_dims, out_shape=out.shape,
     )  # fmt: skip
 
@@ -173,7 +173,7 @@ def _check_shape(imp: _Importer, out: _TensorInfo, expected) -> None:
 
 @_handler("MIRROR_PAD")
 def _mirror_pad(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x = imp.tensors[ins[0]]
     _movement._int8_pair(imp, x, out)
@@ -189,28 +189,26 @@ def _mirror_pad(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
             )
     _check_shape(imp, out, [s + a + b for s, (a, b) in zip(x.shape, paddings)])
     return imp.emit(
-        bb, int8_logic.mirror_pad, imp.value(ins[0]), name="mirror_pad_int8",
+        bb, ops.mirror_pad, imp.value(ins[0]), name="mirror_pad_int8",
         paddings=tuple(paddings), offset=offset, out_shape=out.shape,
     )  # fmt: skip
 
 
 @_handler("REVERSE_V2")
 def _reverse_v2(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x = imp.tensors[ins[0]]
     _movement._int8_pair(imp, x, out)
     rank = len(x.shape)
     axes = sorted({_movement._axis(imp, a, rank) for a in _movement._ints(imp, ins[1], "the axes")})
     _check_shape(imp, out, x.shape)
-    return imp.emit(
-        bb, int8_logic.reverse, imp.value(ins[0]), name="reverse_v2_int8", axes=tuple(axes)
-    )
+    return imp.emit(bb, ops.reverse, imp.value(ins[0]), name="reverse_v2_int8", axes=tuple(axes))
 
 
 @_handler("BROADCAST_TO")
 def _broadcast_to(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x = imp.tensors[ins[0]]
     _movement._int8_pair(imp, x, out)
@@ -219,7 +217,7 @@ def _broadcast_to(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tensor
     if len(x.shape) > len(shape):
         raise imp.unsupported(f"the shape {shape} has fewer dimensions than the input")
     return imp.emit(
-        bb, int8_logic.broadcast_to, imp.value(ins[0]), name="broadcast_to_int8",
+        bb, ops.broadcast_to, imp.value(ins[0]), name="broadcast_to_int8",
         out_shape=out.shape,
     )  # fmt: skip
 
@@ -237,7 +235,7 @@ def _block_shape(imp: _Importer, ins: list[int], x: _TensorInfo) -> list[int]:
 
 @_handler("SPACE_TO_BATCH_ND")
 def _space_to_batch(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x = imp.tensors[ins[0]]
     # int16 too (a dilated Conv1D in a 16x8 export): the stored values are moved as they are.
@@ -252,7 +250,7 @@ def _space_to_batch(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
         spatial.append(padded // b)
     _check_shape(imp, out, [x.shape[0] * int(np.prod(block)), *spatial, *x.shape[1 + len(block) :]])
     return imp.emit(
-        bb, int8_logic.space_to_batch_nd, imp.value(ins[0]), name=f"space_to_batch_nd_{x.dtype}",
+        bb, ops.space_to_batch_nd, imp.value(ins[0]), name=f"space_to_batch_nd_{x.dtype}",
         block=tuple(block), pads_before=tuple(p[0] for p in pads), pad_value=out.zp,
         out_shape=out.shape,
     )  # fmt: skip
@@ -260,7 +258,7 @@ def _space_to_batch(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
 
 @_handler("BATCH_TO_SPACE_ND")
 def _batch_to_space(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x = imp.tensors[ins[0]]
     _movement._int8_pair(imp, x, out, ("int8", "int16"))
@@ -277,14 +275,14 @@ def _batch_to_space(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
         spatial.append(cropped)
     _check_shape(imp, out, [x.shape[0] // count, *spatial, *x.shape[1 + len(block) :]])
     return imp.emit(
-        bb, int8_logic.batch_to_space_nd, imp.value(ins[0]), name=f"batch_to_space_nd_{x.dtype}",
+        bb, ops.batch_to_space_nd, imp.value(ins[0]), name=f"batch_to_space_nd_{x.dtype}",
         block=tuple(block), crops_before=tuple(c[0] for c in crops), out_shape=out.shape,
     )  # fmt: skip
 
 
 @_handler("GATHER_ND")
 def _gather_nd(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_logic
+    from aot.ops import logic as ops
 
     x, indices = imp.tensors[ins[0]], imp.tensors[ins[1]]
     _movement._int8_pair(imp, x, out)
@@ -300,6 +298,6 @@ def _gather_nd(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInf
         if (indices.data < 0).any() or (indices.data >= limits).any():
             raise imp.unsupported(f"an index is outside the input's shape {list(x.shape)}")
     return imp.emit(
-        bb, int8_logic.gather_nd, imp.value(ins[0]), imp.value(ins[1]), name="gather_nd_int8",
+        bb, ops.gather_nd, imp.value(ins[0]), imp.value(ins[1]), name="gather_nd_int8",
         out_shape=out.shape,
     )  # fmt: skip

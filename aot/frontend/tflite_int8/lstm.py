@@ -79,7 +79,7 @@ def _layer_norm_scales(
 def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from tvm import relax
 
-    from aot.ops import int8_lstm
+    from aot.ops import lstm as ops
 
     if len(ins) not in (20, 24):
         raise imp.unsupported(f"expected 20 or 24 inputs, found {len(ins)}")
@@ -245,8 +245,8 @@ def _lstm(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     gate_args = (w_in_c, w_rec_c, bias_c, peephole_c, ln_weights_c, ln_bias_c)
     return _unrolled(
         imp, bb, ins, (batch, n_output, n_cell, steps, time_major), "int8",
-        (int8_lstm.lstm_cell, gate_args, dict(cifg=cifg, cell_clip=cell_clip, **common)),
-        (int8_lstm.lstm_hidden, (*gate_args, projection_c, projection_bias_c), dict(
+        (ops.lstm_cell, gate_args, dict(cifg=cifg, cell_clip=cell_clip, **common)),
+        (ops.lstm_hidden, (*gate_args, projection_c, projection_bias_c), dict(
             hidden_multiplier=m_h, hidden_shift=s_h, hidden_zp=hidden.zp,
             projection_multiplier=m_p, projection_shift=s_p, output_zp=h.zp,
             projection_clip=projection_clip, **common,
@@ -268,7 +268,7 @@ def _unrolled(
     input and both states); the states written back and the steps' outputs stacked."""
     from tvm import relax
 
-    from aot.ops import int8_lstm
+    from aot.ops import lstm as ops
 
     batch, n_output, n_cell, steps, time_major = sizes
     h, c = imp.tensors[ins[_OUTPUT_STATE]], imp.tensors[ins[_CELL_STATE]]
@@ -287,7 +287,7 @@ def _unrolled(
     for t in range(steps):
         # The step index is data, not part of a compute: all steps share three kernels.
         x_t = imp.emit(
-            bb, int8_lstm.lstm_step_input, data, relax.const(np.array([t], np.int32)),
+            bb, ops.lstm_step_input, data, relax.const(np.array([t], np.int32)),
             name=f"lstm_step_input_{kind}", time_major=time_major,
         )  # fmt: skip
         cell = imp.emit(
@@ -306,7 +306,7 @@ def _unrolled(
     imp.update_state(ins[_OUTPUT_STATE], out_state, "output state")
     imp.update_state(ins[_CELL_STATE], cell, "cell state")
     return imp.emit(
-        bb, int8_lstm.lstm_sequence, *outputs, name=f"lstm_output_{kind}", time_major=time_major
+        bb, ops.lstm_sequence, *outputs, name=f"lstm_output_{kind}", time_major=time_major
     )
 
 
@@ -331,7 +331,7 @@ def _lstm_16x8(imp: _Importer, bb: Any, ins: list[int], out: _TensorInfo, opts: 
     int16 sigmoid/tanh tables, int16 MULs for the cell and hidden updates."""
     from tvm import relax
 
-    from aot.ops import int8_lstm
+    from aot.ops import lstm as ops
     from aot.ops.int16_activations import sigmoid_table
 
     if len(ins) != 24:
@@ -393,11 +393,11 @@ def _lstm_16x8(imp: _Importer, bb: Any, ins: list[int], out: _TensorInfo, opts: 
     args = (w_in_c, w_rec_c, relax.const(bias), relax.const(sigmoid_table()))
     return _unrolled(
         imp, bb, ins, (batch, n_cell, n_cell, steps, time_major), "int16x8",
-        (int8_lstm.lstm_cell_16x8, args, dict(
+        (ops.lstm_cell_16x8, args, dict(
             scales=scales, forget_multiplier=m_f, forget_shift=s_f, input_multiplier=m_i,
             input_shift=s_i, cell_clip=cell_clip,
         )),
-        (int8_lstm.lstm_hidden_16x8, args, dict(
+        (ops.lstm_hidden_16x8, args, dict(
             scales=scales, cell_scale=cell_scale, hidden_multiplier=m_h, hidden_shift=s_h,
             output_zp=h.zp,
         )),

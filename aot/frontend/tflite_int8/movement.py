@@ -3,7 +3,7 @@ ARG_MAX, ARG_MIN, REDUCE_MAX, SUM, RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR.
 
 Registered into ``aot.frontend.tflite_int8``'s handler table when that module is imported.
 Shapes, axes, block sizes and resize coordinates are resolved here, at import time; the
-kernels (``aot.ops.int8_movement``, ``aot.ops.int8.strided_slice``) only copy, compare or
+kernels (``aot.ops.movement``, ``aot.ops.int8.strided_slice``) only copy, compare or
 interpolate. The rules are in docs/int8.md.
 """
 
@@ -165,7 +165,7 @@ def _unpack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
 
 @_handler("PACK")
 def _pack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     imp.expect(out, _COPY_DTYPES, "output")
     opts = _required_options(imp, op, "PackOptions")
@@ -189,7 +189,7 @@ def _pack(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
 @_handler("TILE")
 def _tile(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     """Keras 3's UpSampling2D exports EXPAND_DIMS -> TILE -> RESHAPE on int8."""
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     x = imp.tensors[ins[0]]
     _int8_pair(imp, x, out, tuple(_COPY_DTYPES))
@@ -208,7 +208,7 @@ def _tile(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
 
 @_handler("GATHER")
 def _gather(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     x, indices = imp.tensors[ins[0]], imp.tensors[ins[1]]
     _int8_pair(imp, x, out)
@@ -232,7 +232,7 @@ def _gather(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) 
 
 @_handler("DEPTH_TO_SPACE", "SPACE_TO_DEPTH")
 def _depth_space(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     x = imp.tensors[ins[0]]
     _int8_pair(imp, x, out)
@@ -262,7 +262,7 @@ def _reduced_shape(shape: tuple[int, ...], axes: list[int], keep_dims: bool) -> 
 
 @_handler("ARG_MAX", "ARG_MIN")
 def _arg_min_max(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -292,7 +292,7 @@ def _reduce_axes(imp: _Importer, op: Any, ins: list[int], x: _TensorInfo, out: _
 
 @_handler("REDUCE_MAX")
 def _reduce_max(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     x = imp.tensors[ins[0]]
     _int8_pair(imp, x, out)
@@ -305,7 +305,7 @@ def _reduce_max(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorIn
 
 @_handler("SUM")
 def _sum(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -359,7 +359,7 @@ def _bilinear_axis(out_size: int, in_size: int, align: bool, half: bool) -> np.n
 def _resize(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from tvm import relax
 
-    from aot.ops import int8_movement as mv
+    from aot.ops import movement as mv
 
     x = imp.tensors[ins[0]]
     nearest = imp.op_name == "RESIZE_NEAREST_NEIGHBOR"

@@ -31,7 +31,7 @@ def _float32_ratio(a: float, b: float, c: float) -> float:
 def _svdf(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from tvm import relax
 
-    from aot.ops import int8_state
+    from aot.ops import state as ops
 
     if len(ins) != 5:
         raise imp.unsupported(f"expected 5 inputs, found {len(ins)}")
@@ -77,12 +77,12 @@ def _svdf(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) ->
     m1, s1 = fp.checked_quantize_multiplier(_float32_ratio(x.s, wf.s, st.s))
     m2, s2 = fp.checked_quantize_multiplier(_float32_ratio(st.s, wt.s, out.s))
     next_state = imp.emit(
-        bb, int8_state.svdf_state, imp.value(ins[0]), imp.value(ins[1]), imp.value(ins[4]),
+        bb, ops.svdf_state, imp.value(ins[0]), imp.value(ins[1]), imp.value(ins[4]),
         name="svdf_state_int8", memory=memory, input_zp=x.zp, multiplier=m1, shift=s1,
         state_zp=st.zp,
     )  # fmt: skip
     imp.update_state(ins[4], next_state, "state")
     return imp.emit(
-        bb, int8_state.svdf_output, next_state, imp.value(ins[2]), bias, name="svdf_int8",
+        bb, ops.svdf_output, next_state, imp.value(ins[2]), bias, name="svdf_int8",
         rank=rank, output_zp=out.zp, multiplier=m2, shift=s2, state_zp=st.zp,
     )  # fmt: skip

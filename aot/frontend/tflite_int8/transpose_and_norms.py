@@ -62,7 +62,7 @@ def _transpose_conv_geometry(
 
 @_handler("TRANSPOSE_CONV")
 def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_transpose_and_norms as tn
+    from aot.ops import transpose_and_norms as tn
 
     if len(ins) < 3:
         raise imp.unsupported(f"expected 3 or 4 inputs, found {len(ins)}")
@@ -88,7 +88,7 @@ def _transpose_conv(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tens
 
 @_handler("LOG_SOFTMAX")
 def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
-    from aot.ops import int8_transpose_and_norms as tn
+    from aot.ops import transpose_and_norms as tn
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -115,7 +115,7 @@ def _log_softmax(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorI
 @_handler("L2_NORMALIZATION")
 def _l2_normalization(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.frontend.tflite_int8.importer import _ACTIVATIONS, _options
-    from aot.ops import int8_transpose_and_norms as tn
+    from aot.ops import transpose_and_norms as tn
 
     x = imp.tensors[ins[0]]
     imp.expect(x, ["int8"], "input")
@@ -166,7 +166,7 @@ def _conv_16x8(
     from tvm import relax
 
     from aot.frontend.tflite_int8.importer import _padding
-    from aot.ops import int8_transpose_and_norms as tn
+    from aot.ops import transpose_and_norms as tn
 
     x, w = imp.tensors[ins[0]], imp.tensors[ins[1]]
     tflite_int16._symmetric(imp, x, "input")
@@ -219,7 +219,7 @@ def _transpose_conv_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: 
     import numpy as np
     from tvm import relax
 
-    from aot.ops import int8_transpose_and_norms as tn
+    from aot.ops import transpose_and_norms as tn
 
     if len(ins) < 3:
         raise imp.unsupported(f"expected 3 or 4 inputs, found {len(ins)}")
@@ -266,7 +266,7 @@ def _route_transpose_conv(
 
 def _mul_16x8(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _TensorInfo) -> Any:
     from aot.frontend.tflite_int8.importer import _broadcast_shape, _options
-    from aot.ops import int8_transpose_and_norms as tn
+    from aot.ops import transpose_and_norms as tn
 
     a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
     for t, role in ((a, "input 1"), (b, "input 2"), (out, "output")):

@@ -26,7 +26,7 @@ from aot.ops.fixedpoint import (
     srdhm_expr,
 )
 from aot.ops.int8 import BROADCAST, ELEMWISE, broadcast_load, scaled_input
-from aot.ops.int8_movement import _reduced_index
+from aot.ops.movement import _reduced_index
 
 Expr = Any
 INT32_MIN = -(1 << 31)

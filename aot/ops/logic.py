@@ -15,7 +15,7 @@ from tvm import te, tirx
 
 from aot.ops.fixedpoint import c32, multiply_by_quantized_multiplier_smaller_than_one_expr
 from aot.ops.int8 import BROADCAST, INJECTIVE, broadcast_load
-from aot.ops.int8_movement import _reduced_index, _shape
+from aot.ops.movement import _reduced_index, _shape
 
 Expr = Any
 

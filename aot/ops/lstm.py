@@ -28,12 +28,12 @@ from aot.ops.fixedpoint import (
     multiply_by_quantized_multiplier_expr,
     rounding_divide_by_pot_expr,
 )
-from aot.ops.int8_transpose_and_norms import (
+from aot.ops.int16_activations import logistic as logistic_int16
+from aot.ops.int16_activations import tanh as tanh_int16
+from aot.ops.transpose_and_norms import (
     inv_sqrt_multiplier,
     multiply_by_quantized_multiplier_int64_expr,
 )
-from aot.ops.int16_activations import logistic as logistic_int16
-from aot.ops.int16_activations import tanh as tanh_int16
 
 Expr = Any
 
