@@ -84,6 +84,12 @@ class Step:
         return tuple(sorted(found))
 
     @property
+    def arg_targets_by_id(self) -> dict[int, tuple[str, ...]]:
+        """Each argument tensor id -> the targets that touch it in this step
+        (``targets_of`` for every argument), for a stage that reads them all."""
+        return {t: self.targets_of(t) for t in dict.fromkeys(self.args)}
+
+    @property
     def reads(self) -> tuple[int, ...]:
         """Tensor ids the step only reads (inputs, activations, constants)."""
         return tuple(t for t in self.args if t not in self.outputs)
@@ -132,6 +138,15 @@ class LoweredModel:
 
     def tensors_of(self, kind: str) -> list[Tensor]:
         return [t for t in self.tensors if t.kind == kind]
+
+    @property
+    def memory_roots(self) -> dict[int, int]:
+        """Each tensor id -> the tensor whose buffer it lives in (``memory_root``)."""
+        return {t.id: self.memory_root(t.id) for t in self.tensors}
+
+    @property
+    def constants(self) -> list[Tensor]:
+        return self.tensors_of(CONSTANT)
 
     @property
     def inputs(self) -> list[Tensor]:

@@ -46,21 +46,23 @@ def workspace_buffers(
             first[tensor.id] = 0
         for tensor in lowered.outputs:
             last[tensor.id] = end
+    roots = lowered.memory_roots
     # A next state is copied into the persistent pool after the last step.
     for next_id, _ in lowered.state_updates:
-        last[lowered.memory_root(next_id)] = end
+        last[roots[next_id]] = end
     # An accelerator may need more alignment than the CPU for what its steps touch.
     align: dict[int, int] = {}
     for step in lowered.steps:
         backend = lowered.backends.get(step.backend)
         need = backend.alignment if backend is not None and step.backend != "cpu" else 1
+        targets_of = step.arg_targets_by_id
         for tensor_id in step.args:
-            root = lowered.memory_root(tensor_id)
+            root = roots[tensor_id]
             first.setdefault(root, step.index)
             last[root] = max(last.get(root, step.index), step.index)
             align[root] = max(align.get(root, alignment), need)
             touched = users.setdefault(root, [])
-            for target in step.targets_of(tensor_id):
+            for target in targets_of[tensor_id]:
                 if (step.index, target) not in touched:
                     touched.append((step.index, target))
         if step.scratch_bytes:
@@ -127,12 +129,12 @@ def pinned_buffers(lowered: LoweredModel) -> set[str]:
     """Buffers a copy step may not split: model inputs and outputs (the caller's memory
     or fixed by --io-in-pool), buffers written by more than one step (in place) and next
     states (copied into the persistent pool after the last step)."""
+    roots = lowered.memory_roots
     writers: dict[int, int] = {}
     for step in lowered.steps:
         for tensor_id in step.outputs:
-            root = lowered.memory_root(tensor_id)
-            writers[root] = writers.get(root, 0) + 1
-    next_states = {lowered.memory_root(n) for n, _ in lowered.state_updates}
+            writers[roots[tensor_id]] = writers.get(roots[tensor_id], 0) + 1
+    next_states = {roots[n] for n, _ in lowered.state_updates}
     return {
         tensor_buffer_name(t)
         for t in lowered.tensors
@@ -144,11 +146,12 @@ def constant_uses(lowered: LoweredModel, alignment: int = 16) -> list[ConstantUs
     """Every constant with the steps that read it, for the constants-reach check."""
     users: dict[int, list[tuple[int, str]]] = {}
     for step in lowered.steps:
+        targets_of = step.arg_targets_by_id
         for tensor_id in step.args:
             seen = users.setdefault(tensor_id, [])
             if lowered.tensors[tensor_id].kind != CONSTANT:
                 continue
-            for target in step.targets_of(tensor_id):
+            for target in targets_of[tensor_id]:
                 if (step.index, target) not in seen:
                     seen.append((step.index, target))
     return [
@@ -172,7 +175,7 @@ def caller_uses(lowered: LoweredModel, alignment: int = 16) -> list[CallerUse]:
         need = alignment  # a staging copy is aligned for every backend that touches it
         for step in lowered.steps:
             if tensor.id in step.args:
-                users += [(step.index, t) for t in step.targets_of(tensor.id)]
+                users += [(step.index, t) for t in step.arg_targets_by_id[tensor.id]]
                 if step.backend != "cpu" and step.backend in lowered.backends:
                     need = max(need, lowered.backends[step.backend].alignment)
         if users:
