@@ -43,6 +43,56 @@ class Placed:
     size: int
 
 
+@dataclass(frozen=True)
+class BoardMemories:
+    """What the memory map takes from a ``Board``, once, as plain data: its name, its
+    memories in the board's order of preference (fast first), the memories each of its
+    accelerators reaches, and whether it has a memory map at all (the host has none)."""
+
+    name: str
+    memories: tuple[MemoryRegion, ...] = ()
+    accelerators: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    mapped: bool = False
+
+    @classmethod
+    def of(cls, board: Board) -> BoardMemories:
+        accelerators = MappingProxyType({a.name: a.memories for a in board.accelerators})
+        mapped = not board.is_host and bool(board.memories)
+        return cls(board.name, board.memories, accelerators, mapped)
+
+    def region(self, name: str) -> MemoryRegion:
+        for region in self.memories:
+            if region.name == name:
+                return region
+        known = ", ".join(r.name for r in self.memories) or "none"
+        raise ConfigError(f"board '{self.name}' has no memory region '{name}'; regions: {known}")
+
+    def default_region(self, kind: str) -> MemoryRegion:
+        """The first memory (in board order) that may hold ``kind``."""
+        for region in self.memories:
+            if region.may_hold(kind):
+                return region
+        raise ConfigError(f"board '{self.name}' has no memory region that may hold {kind}")
+
+    def reached_by(self, accelerator: str) -> tuple[str, ...]:
+        """The memories the accelerator named ``accelerator`` reaches; a one-line error
+        naming the ones the board has."""
+        if accelerator in self.accelerators:
+            return self.accelerators[accelerator]
+        have = ", ".join(self.accelerators) or "none"
+        raise ConfigError(
+            f"board {self.name} has no accelerator '{accelerator}' (it has: {have}); pick "
+            "another --board, drop --accelerator, or declare it under 'accelerators:' in the "
+            "board's YAML"
+        )
+
+    def holding(self, kind: str) -> tuple[MemoryRegion, ...]:
+        """The memories that may hold ``kind``, in the board's order of preference."""
+        return tuple(m for m in self.memories if m.may_hold(kind))
+
+
 def constants_section_bytes(sizes_and_alignments: Iterable[tuple[int, int]]) -> int:
     """The constants section's size: each array starts aligned, as the C file declares it
     (``AOT_ALIGNED``), one after the other."""
@@ -63,10 +113,11 @@ class MemoryMap:
     ``constants_requested`` is --constants-memory, or the memory every accelerator
     reaches when aot chose the pools; None lets the constants go where they fit.
 
-    ``board`` is None for a plan without a board (tests, benchmarks); a board without a
-    memory map (``mapped`` is false, the host) takes any pool."""
+    ``board`` is what the map took from the board (``BoardMemories.of``), None for a plan
+    without a board (tests, benchmarks); a board without a memory map (``mapped`` is
+    false, the host) takes any pool."""
 
-    board: Board | None = None
+    board: BoardMemories | None = None
     reaches: Mapping[str, Sequence[str]] = field(default_factory=lambda: MappingProxyType({}))
     pools: tuple[PoolSpec, ...] = UNMAPPED_POOLS
     constants_memory: str = "constants"
@@ -88,28 +139,29 @@ class MemoryMap:
         one) and ``constants`` (--constants-memory). Before any compile: a pool that is
         no memory of the board, may not hold workspace or is larger than its memory is a
         one-line error."""
+        memories = BoardMemories.of(board)
         defaulted = pools is None
-        pools = check_pools(tuple(default_pools(board) if pools is None else pools), board)
-        reaches = accelerator_reach(board, accelerators)
-        if not is_mapped(board):
-            return cls(board, reaches, pools, io_targets=None, constants_requested=constants)
+        pools = check_pools(tuple(default_pools(memories) if pools is None else pools), memories)
+        reaches = accelerator_reach(memories, accelerators)
+        if not memories.mapped:
+            return cls(memories, reaches, pools, io_targets=None, constants_requested=constants)
         if defaulted:
-            pools, constants = _defaults_for_accelerators(pools, board, reaches, constants)
-        memory = constants or board.default_region("constants").name
+            pools, constants = _defaults_for_accelerators(pools, memories, reaches, constants)
+        memory = constants or memories.default_region("constants").name
         return cls(
-            board,
+            memories,
             reaches,
             with_reach(pools, reaches),
             memory,
             targets_reaching(memory, reaches),
-            targets_reaching(board.default_region("data").name, reaches),
+            targets_reaching(memories.default_region("data").name, reaches),
             constants,
         )
 
     @property
     def mapped(self) -> bool:
         """Whether the board has memories to check pools and constants against."""
-        return self.board is not None and is_mapped(self.board)
+        return self.board is not None and self.board.mapped
 
     def planner_pools(self) -> tuple[Pool, ...]:
         """The pools as the planners see them."""
@@ -132,7 +184,7 @@ class MemoryMap:
 
     def holding(self, kind: str) -> tuple[MemoryRegion, ...]:
         """The memories that may hold ``kind``, in the board's order of preference."""
-        return tuple(m for m in self.board.memories if m.may_hold(kind))
+        return self.board.holding(kind)
 
     def reached_by(self, memory: str) -> frozenset[str]:
         return frozenset(targets_reaching(memory, self.reaches))
@@ -306,27 +358,21 @@ def _constants_in(manifest: LibraryManifest, memory: str | None) -> LibraryManif
     return replace(manifest, constants=replace(manifest.constants, memory=memory))
 
 
-def is_mapped(board: Board) -> bool:
-    """Whether pools and constants are checked against the board's memories: the host has
-    no memory map."""
-    return not board.is_host and bool(board.memories)
-
-
-def default_pools(board: Board) -> tuple[PoolSpec, ...]:
+def default_pools(board: BoardMemories) -> tuple[PoolSpec, ...]:
     """One pool in the board's default workspace memory, limited by its size; the host
     has no limit."""
-    if not is_mapped(board):
+    if not board.mapped:
         return UNMAPPED_POOLS
     region = board.default_region("workspace")
     return (PoolSpec(region.name, region.size),)
 
 
-def check_pools(pools: tuple[PoolSpec, ...], board: Board) -> tuple[PoolSpec, ...]:
+def check_pools(pools: tuple[PoolSpec, ...], board: BoardMemories) -> tuple[PoolSpec, ...]:
     """Every pool must be a board memory that may hold workspace, and fit it, before any
     compile: otherwise the project would place it in the default RAM or the linker
     would find the overflow. An unbounded pool gets its memory's size. The host has no
     memory map: any pool goes."""
-    if not is_mapped(board):
+    if not board.mapped:
         return pools
     names = [m.name for m in board.memories]
     usable = [m.name for m in board.memories if m.may_hold("workspace")]
@@ -355,7 +401,9 @@ def check_pools(pools: tuple[PoolSpec, ...], board: Board) -> tuple[PoolSpec, ..
     return tuple(checked)
 
 
-def accelerator_reach(board: Board, accelerators: Sequence[str]) -> Mapping[str, Sequence[str]]:
+def accelerator_reach(
+    board: BoardMemories, accelerators: Sequence[str]
+) -> Mapping[str, Sequence[str]]:
     """Each --accelerator's target -> the board memories it reaches (its ``accelerators:``
     entry); checked first: installed, not the CPU, and, unless it runs on the CPU, on the
     board. A backend that runs on the CPU reaches what the CPU reaches: it is not listed."""
@@ -369,13 +417,13 @@ def accelerator_reach(board: Board, accelerators: Sequence[str]) -> Mapping[str,
             )
         backend = get_backend(name)
         if backend.target != CPU_TARGET:
-            reaches[backend.target] = board.accelerator(name).memories
-    return MappingProxyType(reaches if is_mapped(board) else {})
+            reaches[backend.target] = board.reached_by(name)
+    return MappingProxyType(reaches if board.mapped else {})
 
 
 def _defaults_for_accelerators(
     pools: tuple[PoolSpec, ...],
-    board: Board,
+    board: BoardMemories,
     reaches: Mapping[str, Sequence[str]],
     constants: str | None,
 ) -> tuple[tuple[PoolSpec, ...], str | None]:

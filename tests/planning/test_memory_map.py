@@ -11,11 +11,11 @@ import pytest
 from aot.artifacts import LibraryManifest
 from aot.boards import load_board
 from aot.errors import ConfigError, PlanningError
-from aot.planning.memory_map import MemoryMap, Placed, constants_section_bytes
+from aot.planning.memory_map import BoardMemories, MemoryMap, Placed, constants_section_bytes
 
 pytestmark = pytest.mark.unit
 
-AN547 = load_board("mps3_an547")
+AN547 = BoardMemories.of(load_board("mps3_an547"))
 K = 1024
 
 
@@ -111,7 +111,7 @@ def test_capacity_error_for_constants_beside_an_npu_pool() -> None:
     small = replace(board, memories=tuple(
         replace(m, size=32 * K) if m is psram else m for m in board.memories
     ))  # fmt: skip
-    memory_map = MemoryMap(small, {"example_npu": ("psram",)})
+    memory_map = MemoryMap(BoardMemories.of(small), {"example_npu": ("psram",)})
     built = metadata(26672, {"ssram23": 9000, "psram": 24496}, "psram",
                      targets=("example_npu", "cpu"))  # fmt: skip
     with pytest.raises(PlanningError) as info:
