@@ -9,35 +9,44 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from aot.naming import scratch_buffer_name, tensor_buffer_name
 from aot.planning.inplace import inplace_candidates
 from aot.planning.order import Step, StepGraph, best_order, peak_for_order
 
 
 def lowered_step_graph(lowered: Any, steps: Sequence[Any], with_scratch: bool) -> StepGraph:
-    """The abstract graph of a lowered model's steps: workspace tensors by name and size.
+    """The abstract graph of a lowered model's steps: workspace tensors by their buffer
+    names (``aot.naming``) and sizes, steps by their names (:func:`step_name`).
 
     Inputs and constants are not written by any step, so they take no workspace; outputs
     live in user buffers (size 0); a kernel's scratch is a tensor only its step touches.
     """
     from aot.lowering import INTERMEDIATE, OUTPUT
 
+    names = {t.id: tensor_buffer_name(t) for t in lowered.tensors}
     sizes: dict[str, int] = {}
     order_steps = []
     for step in steps:
-        reads = tuple(f"t{t}" for t in step.reads)
-        writes = tuple(f"t{t}" for t in step.writes)
+        reads = tuple(names[t] for t in step.reads)
+        writes = tuple(names[t] for t in step.writes)
         if with_scratch and step.scratch_bytes:
-            writes += (f"scratch{step.index}",)
-            reads += (f"scratch{step.index}",)
-            sizes[f"scratch{step.index}"] = step.scratch_bytes
-        order_steps.append(Step(f"s{step.index}", reads, writes, step.elementwise))
+            scratch = scratch_buffer_name(step.index)
+            writes += (scratch,)
+            reads += (scratch,)
+            sizes[scratch] = step.scratch_bytes
+        order_steps.append(Step(step_name(step), reads, writes, step.elementwise))
     for tensor in lowered.tensors:
-        sizes[f"t{tensor.id}"] = tensor.size_bytes if tensor.kind == INTERMEDIATE else 0
-    outputs = tuple(f"t{t.id}" for t in lowered.tensors if t.kind == OUTPUT)
+        sizes[names[tensor.id]] = tensor.size_bytes if tensor.kind == INTERMEDIATE else 0
+    outputs = tuple(names[t.id] for t in lowered.tensors if t.kind == OUTPUT)
     # A next state is copied into the persistent pool after the last step: like an
     # output, it lives to the end and no step may overwrite it.
-    outputs += tuple(f"t{n}" for n, _ in getattr(lowered, "state_updates", ()))
+    outputs += tuple(names[n] for n, _ in getattr(lowered, "state_updates", ()))
     return StepGraph(tuple(order_steps), sizes, (), outputs)
+
+
+def step_name(step: Any) -> str:
+    """A lowered step's name in the step graph: its place in the frontend's order."""
+    return f"step_{step.index}"
 
 
 def schedule(lowered: Any) -> Any:
@@ -49,10 +58,11 @@ def schedule(lowered: Any) -> Any:
     bound = peak_for_order(lowered_step_graph(lowered, steps, with_scratch=False)) if steps else 0
     if len(steps) >= 3:
         order = best_order(lowered_step_graph(lowered, steps, with_scratch=True))
-        by_name = {f"s{step.index}": step for step in steps}
+        by_name = {step_name(step): step for step in steps}
         steps = [replace(s, index=i) for i, s in enumerate(by_name[name] for name in order)]
     pairs = inplace_candidates(lowered_step_graph(lowered, steps, with_scratch=False))
-    shared = {int(out[1:]): int(src[1:]) for out, src in pairs}
+    ids = {tensor_buffer_name(t): t.id for t in lowered.tensors}
+    shared = {ids[out]: ids[src] for out, src in pairs}
     # In place joins two tensors into one buffer; only within one target, so a copy step
     # (aot.planning.copies) can still split what two targets touch.
     targets: dict[int, set[str]] = {}
