@@ -422,3 +422,104 @@ def get_backend(name: str, options: Mapping[str, Any] | None = None) -> Backend:
             "fix the package that declares it"
         )
     return cls(options)
+
+
+@dataclass(frozen=True)
+class PreparedBackends:
+    """The build's backends in priority order (the accelerators, then the kernel
+    backend), each with what its prepare() returned: its context for the later hooks (no
+    backend keeps state between stages)."""
+
+    backends: tuple[Backend, ...]
+    contexts: Mapping[str, Any]
+
+
+def prepare_backends(backends: Sequence[Backend], model: Any, board: Any) -> PreparedBackends:
+    """Each backend's prepare() for the imported ``model`` on ``board``."""
+    contexts: dict[str, Any] = {}
+    for backend in backends:
+        with backend_hook(backend, "prepare()"):
+            contexts[backend.name] = backend.prepare(model, board)
+    return PreparedBackends(tuple(backends), contexts)
+
+
+@dataclass(frozen=True)
+class PartitionHooks:
+    """What partitioning asks of one backend, asked once: its passes before and after
+    fusion and its operator patterns, with its context."""
+
+    backend: Backend
+    context: Any
+    passes_before: tuple[Any, ...]
+    patterns: tuple[Any, ...]  # OperatorPatterns, checked by the partition stage
+    passes_after: tuple[Any, ...]
+
+
+def partition_hooks(
+    backends: Sequence[Backend], contexts: Mapping[str, Any]
+) -> tuple[PartitionHooks, ...]:
+    """The partition hooks of every backend, in priority order."""
+    asked = []
+    for backend in backends:
+        context = contexts.get(backend.name)
+        with backend_hook(backend, "passes_before()"):
+            before = tuple(backend.passes_before())
+        with backend_hook(backend, "patterns()"):
+            patterns = tuple(call_hook(backend.patterns, context))
+        with backend_hook(backend, "passes_after()"):
+            after = tuple(backend.passes_after())
+        asked.append(PartitionHooks(backend, context, before, patterns, after))
+    return tuple(asked)
+
+
+def prepared_partition_hooks(
+    backends: Sequence[Backend], model: Any, board: Any
+) -> tuple[PartitionHooks, ...]:
+    """Each backend prepared for the imported ``model`` on ``board`` (its context), then
+    asked for its partition hooks: everything partitioning needs of the backends, asked
+    once."""
+    return partition_hooks(backends, prepare_backends(backends, model, board).contexts)
+
+
+def check_claims(claims: Sequence[tuple[Backend, OperatorInfo]]) -> None:
+    """Every operator a backend's patterns claimed, its lowering must handle
+    (``can_lower``): otherwise a one-line error naming the backend."""
+    for backend, info in claims:
+        with backend_hook(backend, "can_lower()"):
+            claimable = backend.can_lower(info)
+        if not claimable:
+            raise UnsupportedError(
+                f"backend {backend.name} claims a {info.kind} operator its lowering cannot "
+                f"handle; fix that backend's patterns() (or its can_lower()), or build "
+                f"without --accelerator {backend.name}"
+            )
+
+
+@dataclass(frozen=True)
+class FinishedBackends:
+    """What the backends give a lowered model's library: the runtime files of each one
+    that took a step (the others' drivers are not needed), in priority order, and what
+    each backend's own compiler said (e.g. Vela's summary), when it says anything."""
+
+    runtimes: Mapping[str, RuntimeFiles]
+    reports: Mapping[str, Mapping[str, Any]]
+
+
+def finish_backends(
+    backends: Sequence[Backend], contexts: Mapping[str, Any], lowered: Any
+) -> FinishedBackends:
+    """The runtime() and report() hooks of ``backends`` (with their ``contexts``) for
+    ``lowered``."""
+    used = {step.backend for step in lowered.steps}
+    runtimes: dict[str, RuntimeFiles] = {}
+    reports: dict[str, Mapping[str, Any]] = {}
+    for backend in backends:
+        if backend.name in used:
+            with backend_hook(backend, "runtime()"):
+                runtimes[backend.name] = call_hook(backend.runtime, contexts.get(backend.name))
+    for backend in backends:
+        with backend_hook(backend, "report()"):
+            said = dict(call_hook(backend.report, contexts.get(backend.name)))
+        if said:
+            reports[backend.name] = said
+    return FinishedBackends(runtimes, reports)

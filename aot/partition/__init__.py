@@ -23,10 +23,12 @@ from aot.backends.base import (
     Backend,
     OperatorInfo,
     OperatorPattern,
+    PartitionHooks,
     TensorInfo,
-    backend_hook,
-    call_hook,
+    check_claims,
     hook_failure,
+    partition_hooks,
+    prepared_partition_hooks,
 )
 from aot.backends.regions import region_outputs
 from aot.errors import AotError, ConfigError, UnsupportedError
@@ -122,19 +124,18 @@ def _names(module: Any) -> set[str]:
 
 
 def _fusion_patterns(
-    backend: Backend,
+    asked: PartitionHooks,
     module: Any,
     sources: Sequence[Any] = (),
     failures: list[BaseException] | None = None,
     yield_to: Sequence[tuple[Backend, OperatorPattern]] = (),
-    ctx: Any = None,
 ) -> list[Any]:
     from tvm import relax
     from tvm.relax.dpl import is_op, wildcard
 
+    backend = asked.backend
     patterns = []
-    declared = _patterns_of(backend, ctx)
-    for pattern in declared:
+    for pattern in asked.patterns:
         if not isinstance(pattern, OperatorPattern):
             raise ConfigError(
                 f"backend {backend.name}: patterns() returned {type(pattern).__name__}; "
@@ -150,11 +151,6 @@ def _fusion_patterns(
             )
         )
     return patterns
-
-
-def _patterns_of(backend: Backend, ctx: Any = None) -> list[OperatorPattern]:
-    with backend_hook(backend, "patterns()"):
-        return list(call_hook(backend.patterns, ctx))
 
 
 def _check(
@@ -228,41 +224,75 @@ def partition(
 ) -> PartitionedModel:
     """Assign every operator to one backend (see the module docstring). ``contexts``:
     backend name -> what its prepare() returned, handed to its hooks."""
-    contexts = dict(contexts or {})
-    import tvm
-    from tvm import relax
+    _check_accelerators(backends)
+    if not backends:
+        return PartitionedModel(imported, imported.relax_module, contexts=dict(contexts or {}))
+    return _partitioned(imported, partition_hooks(backends, dict(contexts or {})), progress)
 
+
+def partition_for_build(
+    imported: ImportedModel, backends: Sequence[Backend], board: Any = None, progress: Any = None
+) -> PartitionedModel:
+    """The partition stage of a build: each backend prepared for ``imported`` on
+    ``board`` (its context goes with the model to the later hooks) and asked for its
+    partition hooks, once; then :func:`partition`'s regions."""
+    _check_accelerators(backends)
+    if not backends:
+        return PartitionedModel(imported, imported.relax_module)
+    return _partitioned(imported, prepared_partition_hooks(backends, imported, board), progress)
+
+
+def _check_accelerators(backends: Sequence[Backend]) -> None:
     for backend in backends:
         if backend.target == CPU_TARGET and backend.name == CPU_TARGET:
             raise ConfigError("'cpu' is the default backend; it is not an --accelerator")
+
+
+def _partitioned(
+    imported: ImportedModel, asked: Sequence[PartitionHooks], progress: Any
+) -> PartitionedModel:
+    module, regions = _partition_module(imported, asked, progress)
+    by_name = {h.backend.name: h.backend for h in asked}
+    claims = [
+        (by_name[backend_name], info)
+        for region_name, backend_name in regions.items()
+        for info in region_operators(module, module[region_name])
+    ]
+    check_claims(claims)
+    backends = tuple(h.backend for h in asked)
+    contexts = {h.backend.name: h.context for h in asked}
+    return PartitionedModel(imported, module, backends, regions, contexts)
+
+
+def _partition_module(
+    imported: ImportedModel, asked: Sequence[PartitionHooks], progress: Any
+) -> tuple[Any, dict[str, str]]:
+    """The module with every claimed operator in a region, and region -> backend name."""
+    import tvm
+    from tvm import relax
+
     module = imported.relax_module
-    if not backends:
-        return PartitionedModel(imported, module, contexts=contexts)
-    for backend in backends:
-        with backend_hook(backend, "passes_before()"):
-            passes = list(backend.passes_before())
-        if passes:
-            module = tvm.transform.Sequential(passes)(module)
+    for hooks in asked:
+        if hooks.passes_before:
+            module = tvm.transform.Sequential(list(hooks.passes_before))(module)
     before = module
     failures: list[BaseException] = []  # a predicate's, raised once its pass returns
     # Two passes: the merging backends' regions first, then one region per operator for
     # the others. The --accelerator order holds across them: a merging backend leaves
     # alone what a non-merging one earlier in the order claims.
     patterns = []
-    for position, backend in enumerate(backends):
-        if not backend.merge_regions:
+    for position, hooks in enumerate(asked):
+        if not hooks.backend.merge_regions:
             continue
         earlier = [
-            (b, p)
-            for b in backends[:position]
-            if not b.merge_regions
-            for p in _patterns_of(b, contexts.get(b.name))
+            (h.backend, p)
+            for h in asked[:position]
+            if not h.backend.merge_regions
+            for p in h.patterns
         ]
-        patterns += _fusion_patterns(
-            backend, module, imported.sources, failures, earlier, contexts.get(backend.name)
-        )
+        patterns += _fusion_patterns(hooks, module, imported.sources, failures, earlier)
     if progress is not None:
-        progress(f"partitioning for {', '.join(b.name for b in backends)}")
+        progress(f"partitioning for {', '.join(h.backend.name for h in asked)}")
     if patterns:
         module = _fuse(module, patterns, failures, annotate_codegen=False)
         module = relax.transform.MergeCompositeFunctions()(module)
@@ -270,35 +300,18 @@ def partition(
     # accelerators left in main, each operator wrapped in its own Codegen function.
     single = [
         p
-        for backend in backends
-        if not backend.merge_regions
-        for p in _fusion_patterns(
-            backend, module, imported.sources, failures, ctx=contexts.get(backend.name)
-        )
+        for hooks in asked
+        if not hooks.backend.merge_regions
+        for p in _fusion_patterns(hooks, module, imported.sources, failures)
     ]
     if single:
         module = _fuse(module, single, failures, annotate_codegen=True, entry_functions=["main"])
-    for backend in backends:
-        with backend_hook(backend, "passes_after()"):
-            passes = list(backend.passes_after())
-        if passes:
-            module = tvm.transform.Sequential(passes)(module)
-    regions = _regions(module, {b.name for b in backends})
-    module = _annotate_sources(before, module, regions)
-    regions = _regions(module, {b.name for b in backends})
-    by_name = {b.name: b for b in backends}
-    for region_name, backend_name in regions.items():
-        backend = by_name[backend_name]
-        for info in region_operators(module, module[region_name]):
-            with backend_hook(backend, "can_lower()"):
-                claimable = backend.can_lower(info)
-            if not claimable:
-                raise UnsupportedError(
-                    f"backend {backend.name} claims a {info.kind} operator its lowering cannot "
-                    f"handle; fix that backend's patterns() (or its can_lower()), or build "
-                    f"without --accelerator {backend.name}"
-                )
-    return PartitionedModel(imported, module, tuple(backends), regions, contexts)
+    for hooks in asked:
+        if hooks.passes_after:
+            module = tvm.transform.Sequential(list(hooks.passes_after))(module)
+    names = {h.backend.name for h in asked}
+    module = _annotate_sources(before, module, _regions(module, names))
+    return module, _regions(module, names)
 
 
 def _regions(module: Any, names: set[str]) -> dict[str, str]:
