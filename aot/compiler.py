@@ -8,7 +8,6 @@ it and its options to the next (``ImportedModel`` -> ``PartitionedModel`` ->
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,11 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from aot import __version__
-from aot.artifacts.assemble import LibraryFiles, ModelSource, library_manifest
+from aot.artifacts.assemble import library_manifest
 from aot.artifacts.manifest import LibraryManifest
 from aot.errors import ConfigError
-from aot.library import LIBRARY_DIR, copy_runtime_headers, write_files
+from aot.library import (
+    LIBRARY_DIR,
+    copy_runtime_headers,
+    library_files,
+    model_source,
+    write_files,
+)
 from aot.naming import RUNTIME_PREFIXES
+from aot.planning.core import PlanOptions
 from aot.planning.memory_map import MemoryMap
 from aot.planning.model import PoolSpec
 
@@ -31,17 +37,6 @@ Progress = Callable[[str], None]
 DEFAULT_PLANNER = "hill_climb"
 
 MODEL_NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,31}$")
-MODEL_NAME_MAX = 32
-
-
-def model_name_from_path(path: str | Path) -> str:
-    """The default model name: the file name as a C prefix (``vww_96_int8.tflite`` ->
-    ``vww_96_int8``, ``My-Net v2.onnx`` -> ``my_net_v2``), so symbols say which model."""
-    name = re.sub(r"[^a-z0-9_]+", "_", Path(path).stem.lower()).strip("_") or "model"
-    if name[0].isdigit():
-        name = f"m_{name}"
-    name = name[:MODEL_NAME_MAX].rstrip("_")
-    return f"{name}_model" if name in RUNTIME_PREFIXES else name
 
 
 @dataclass(frozen=True)
@@ -118,17 +113,12 @@ class CompiledLibrary:
 
 
 @dataclass(frozen=True)
-class Backends:
-    """The build's backends in priority order (the accelerators, then the kernel
-    backend), what each one's prepare() returned, and the kernels' instruction sets."""
+class ChosenBackends:
+    """The build's backends in priority order (the accelerators, then the kernel backend
+    the board's features allow) and the kernels' instruction sets."""
 
     backends: tuple[Any, ...]
-    contexts: Mapping[str, Any]
     isas: tuple[str, ...]
-
-    def used(self, lowered: Any) -> list[Any]:
-        """Those that took a step: the others' drivers are not needed."""
-        return [b for b in self.backends if any(s.backend == b.name for s in lowered.steps)]
 
 
 class _Clock:
@@ -153,25 +143,30 @@ def compile_model(
 ) -> CompiledLibrary:
     """Import, partition, lower, plan and generate C for ``model_path`` into
     ``output/model``; each stage takes the artifact of the one before."""
+    from aot.backends.base import finish_backends
     from aot.codegen.executor import CodegenOptions, generate_sources
+    from aot.frontend import import_model
     from aot.lowering import lower
-    from aot.partition import partition
+    from aot.partition import partition_for_build
+    from aot.planning.memory_map import constants_section_bytes
     from aot.planning.schedule import schedule
+    from aot.planning.stage import plan_model
 
     def report(message: str) -> None:
         if progress is not None:
             progress(message)
 
     clock = _Clock()
-    imported = import_stage(model_path, options, report)
+    chosen = choose_backends(options, board)
+    report(f"importing {model_path}")
+    imported = import_model(model_path, options.frontend)
+    report(f"imported with the {imported.frontend} frontend")
+    for note in imported.notes:
+        report(note)
     clock.lap("import_s")
 
-    backends = prepare_backends(imported, options, board)
-    partitioned = partition(
-        imported,
-        list(backends.backends),
-        progress=report if options.accelerators else None,
-        contexts=dict(backends.contexts),
+    partitioned = partition_for_build(
+        imported, chosen.backends, board, progress=report if options.accelerators else None
     )
     clock.lap("partition_s")
 
@@ -181,31 +176,41 @@ def compile_model(
 
     lowered = schedule(lowered)
     report(f"planning the buffers of {len(lowered.steps)} steps with {options.planner}")
-    planned = plan_lowered(lowered, options)
+    planned = plan_model(
+        lowered,
+        options.memory,
+        PlanOptions(options.planner, options.allow_copies),
+        options.workspace_alignment,
+        options.io_in_pool,
+    )
     if planned.plan.copies:
         report(f"inserted {len(planned.plan.copies)} copy steps (--allow-copies)")
+    section_bytes = constants_section_bytes(
+        (max(1, t.size_bytes), max(options.constants_alignment, t.alignment))
+        for t in lowered.constants
+    )
     clock.lap("plan_s")
 
     report("generating C")
-    generated = generate_sources(
-        lowered,
-        planned.plan,
-        CodegenOptions(
-            options.constants_alignment,
-            options.workspace_alignment,
-            options.io_in_pool,
-            options.profile,
-            options.trace,
-        ),
+    codegen = CodegenOptions(
+        options.constants_alignment,
+        options.workspace_alignment,
+        options.io_in_pool,
+        options.profile,
+        options.trace,
     )
-    library = library_files(generated, lowered, backends)
-    write_library(output / LIBRARY_DIR, library)
+    generated = generate_sources(lowered, planned.plan, codegen)
+    finished = finish_backends(partitioned.backends, partitioned.contexts, lowered)
+    source = model_source(model_path)
+    library = library_files(generated, lowered, finished.runtimes)
+    write_files(output / LIBRARY_DIR, dict(library.files))
+    copy_runtime_headers(output / LIBRARY_DIR / "include")
     clock.lap("codegen_s")
     clock.seconds["total_s"] = clock.mark - clock.start
 
     return CompiledLibrary(
         library_manifest(
-            _model_source(model_path),
+            source,
             imported,
             lowered,
             planned,
@@ -213,117 +218,27 @@ def compile_model(
             library,
             options,
             library_dir=LIBRARY_DIR,
-            backends=backends.backends,
-            reports=backend_reports(backends),
-            isas=backends.isas,
-            constants_section_bytes=constants_section_bytes(lowered, options),
+            backends=partitioned.backends,
+            reports=finished.reports,
+            isas=chosen.isas,
+            constants_section_bytes=section_bytes,
             tool_versions=_tool_versions(),
             timings=clock.seconds,
         )
     )
 
 
-def import_stage(model_path: str | Path, options: CompileOptions, report: Progress) -> Any:
-    """The model file -> ``ImportedModel``, saying which frontend took it."""
-    from aot.frontend import import_model
-
-    report(f"importing {model_path}")
-    imported = import_model(model_path, options.frontend)
-    report(f"imported with the {imported.frontend} frontend")
-    for note in imported.notes:
-        report(note)
-    return imported
-
-
-def prepare_backends(imported: Any, options: CompileOptions, board: Any) -> Backends:
+def choose_backends(options: CompileOptions, board: Any) -> ChosenBackends:
     """The accelerators of ``options``, then the kernel backend the board's features
-    allow (accelerators take their operators first), each prepared for this model."""
+    allow (accelerators take their operators first)."""
     from aot.backends import get_backend
-    from aot.backends.base import backend_hook
     from aot.kernels import KernelBackend, isas_for
 
+    isas = tuple(isas_for(options.kernels, board))
     backends = [get_backend(name, options.backend_options) for name in options.accelerators]
-    isas = isas_for(options.kernels, board)
     if isas:
-        backends.append(KernelBackend({"isas": isas}))
-    # What each backend's prepare() found: its context for the later hooks (no backend
-    # keeps state between stages).
-    contexts: dict[str, Any] = {}
-    for backend in backends:
-        with backend_hook(backend, "prepare()"):
-            contexts[backend.name] = backend.prepare(imported, board)
-    return Backends(tuple(backends), contexts, tuple(isas))
-
-
-def library_files(generated: Any, lowered: Any, backends: Backends) -> LibraryFiles:
-    """The generated C, and the runtime files of every backend that took a step: its
-    sources in a folder of its own (two drivers' util.c never meet), its headers in the
-    shared include/ (two backends' headers of one name must be one header)."""
-    from aot.backends.base import backend_hook, call_hook
-
-    files = dict(generated.files)
-    include_dirs: list[str] = []
-    defines: dict[str, str] = {}
-    header_owners: dict[str, str] = {}  # include/<name> -> the backend that shipped it
-    for backend in backends.used(lowered):
-        with backend_hook(backend, "runtime()"):
-            runtime = call_hook(backend.runtime, backends.contexts.get(backend.name))
-        # The backend's files for every build, then those its steps' artifacts name.
-        kernels = {step.kernel for step in lowered.steps if step.backend == backend.name}
-        stepwise = [
-            a.runtime for a in lowered.artifacts if a.symbol in kernels and a.runtime is not None
-        ]
-        sources = list(dict.fromkeys([*runtime.sources, *(f for r in stepwise for f in r.sources)]))
-        headers = list(dict.fromkeys([*runtime.headers, *(f for r in stepwise for f in r.headers)]))
-        for path in sources:
-            files[f"src/backends/{backend.name}/{path.name}"] = path.read_text()
-        for path in headers:
-            text = path.read_text()
-            key = f"include/{path.name}"
-            if key in files and files[key] != text:
-                owner = header_owners.get(key, "the model library")
-                raise ConfigError(
-                    f"backends {owner} and {backend.name} both ship a different {path.name} "
-                    "header (model/include/ is shared); rename one of them, or build without "
-                    f"--accelerator {backend.name}"
-                )
-            files[key] = text
-            header_owners.setdefault(key, backend.name)
-        include_dirs += [str(d) for d in runtime.include_dirs]
-        defines.update(runtime.defines)
-        for files_of in stepwise:
-            include_dirs += [str(d) for d in files_of.include_dirs if str(d) not in include_dirs]
-            defines.update(files_of.defines)
-    return LibraryFiles(files, tuple(include_dirs), defines)
-
-
-def write_library(library_dir: Path, library: LibraryFiles) -> None:
-    write_files(library_dir, dict(library.files))
-    copy_runtime_headers(library_dir / "include")
-
-
-def backend_reports(backends: Backends) -> dict[str, dict[str, Any]]:
-    """What each backend's own compiler said (e.g. Vela's summary), when it says anything."""
-    from aot.backends.base import backend_hook, call_hook
-
-    reports: dict[str, dict[str, Any]] = {}
-    for backend in backends.backends:
-        with backend_hook(backend, "report()"):
-            said = dict(call_hook(backend.report, backends.contexts.get(backend.name)))
-        if said:
-            reports[backend.name] = said
-    return reports
-
-
-def constants_section_bytes(lowered: Any, options: CompileOptions) -> int:
-    """What the constants section takes in its memory, each array with its alignment."""
-    from aot.lowering import CONSTANT
-    from aot.planning.memory_map import constants_section_bytes as section_bytes
-
-    return section_bytes(
-        (max(1, t.size_bytes), max(options.constants_alignment, t.alignment))
-        for t in lowered.tensors_of(CONSTANT)
-    )
+        backends.append(KernelBackend({"isas": list(isas)}))
+    return ChosenBackends(tuple(backends), isas)
 
 
 def _tool_versions() -> dict[str, str]:
@@ -333,21 +248,18 @@ def _tool_versions() -> dict[str, str]:
     return {"aot": __version__, "tvm": tvm.__version__, "numpy": numpy.__version__}
 
 
-def _model_source(model_path: str | Path) -> ModelSource:
-    path = Path(model_path)
-    return ModelSource(str(path.resolve()), hashlib.sha256(path.read_bytes()).hexdigest())
-
-
 def plan_lowered(lowered: Any, options: CompileOptions) -> Any:
-    """The plan stage on a lowered model: its buffers (each with the targets that touch
-    it) into the pools of ``options.memory`` that their targets reach, with copy steps
-    when ``allow_copies``; returns an ``aot.planning.copies.CopyPlan``."""
-    from aot.planning.core import PlanOptions
-    from aot.planning.liveness import model_buffers
-    from aot.planning.stage import plan
+    """The plan stage on a lowered model with the options of a compile (see
+    ``aot.planning.stage.plan_model``); returns an ``aot.planning.copies.CopyPlan``."""
+    from aot.planning.stage import plan_model
 
-    buffers = model_buffers(lowered, options.workspace_alignment, options.io_in_pool)
-    return plan(buffers, options.memory, PlanOptions(options.planner, options.allow_copies))
+    return plan_model(
+        lowered,
+        options.memory,
+        PlanOptions(options.planner, options.allow_copies),
+        options.workspace_alignment,
+        options.io_in_pool,
+    )
 
 
 def parse_pool(text: str) -> PoolSpec:

@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from aot import interrupts
+from aot.artifacts.assemble import LibraryFiles, ModelSource
 from aot.artifacts.manifest import GENERATOR, METADATA_FILE, read_document, written_by_aot_build
 from aot.artifacts.manifest import SCHEMA_VERSION as METADATA_SCHEMA_VERSION  # noqa: F401
 from aot.errors import ConfigError, FileSystemError
@@ -312,3 +314,49 @@ def read_metadata(folder: str | Path) -> dict[str, Any]:
     """A build folder's metadata.json as JSON data (tests and scripts look into it; the
     commands read the typed manifest, ``aot.artifacts.read_manifest``)."""
     return read_document(folder)
+
+
+def library_files(generated: Any, lowered: Any, runtimes: Mapping[str, Any]) -> LibraryFiles:
+    """The generated C, and the runtime files of every backend that took a step
+    (``runtimes``, by backend name): its sources in a folder of its own (two drivers'
+    util.c never meet), its headers in the shared include/ (two backends' headers of one
+    name must be one header)."""
+    files = dict(generated.files)
+    include_dirs: list[str] = []
+    defines: dict[str, str] = {}
+    header_owners: dict[str, str] = {}  # include/<name> -> the backend that shipped it
+    for backend, runtime in runtimes.items():
+        # The backend's files for every build, then those its steps' artifacts name.
+        kernels = {step.kernel for step in lowered.steps if step.backend == backend}
+        stepwise = [
+            a.runtime for a in lowered.artifacts if a.symbol in kernels and a.runtime is not None
+        ]
+        sources = list(dict.fromkeys([*runtime.sources, *(f for r in stepwise for f in r.sources)]))
+        headers = list(dict.fromkeys([*runtime.headers, *(f for r in stepwise for f in r.headers)]))
+        for path in sources:
+            files[f"src/backends/{backend}/{path.name}"] = path.read_text()
+        for path in headers:
+            text = path.read_text()
+            key = f"include/{path.name}"
+            if key in files and files[key] != text:
+                owner = header_owners.get(key, "the model library")
+                raise ConfigError(
+                    f"backends {owner} and {backend} both ship a different {path.name} "
+                    "header (model/include/ is shared); rename one of them, or build without "
+                    f"--accelerator {backend}"
+                )
+            files[key] = text
+            header_owners.setdefault(key, backend)
+        include_dirs += [str(d) for d in runtime.include_dirs]
+        defines.update(runtime.defines)
+        for files_of in stepwise:
+            include_dirs += [str(d) for d in files_of.include_dirs if str(d) not in include_dirs]
+            defines.update(files_of.defines)
+    return LibraryFiles(files, tuple(include_dirs), defines)
+
+
+def model_source(model_path: str | Path) -> ModelSource:
+    """What the library records of the model file it was compiled from: its absolute
+    path and its SHA-256."""
+    path = Path(model_path)
+    return ModelSource(str(path.resolve()), hashlib.sha256(path.read_bytes()).hexdigest())

@@ -8,6 +8,7 @@ imports a later one to agree on a name. This module imports nothing of aot.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Protocol
 
 
@@ -23,6 +24,20 @@ RUNTIME_PREFIXES = frozenset(
     {"app", "check", "cobs", "command", "dtype", "error", "platform", "run", "server", "stack",
      "tensor"}
 )  # fmt: skip
+
+
+# A model name is a C prefix of at most this many characters (aot.compiler checks it).
+MODEL_NAME_MAX = 32
+
+
+def model_name_from_path(path: str | Path) -> str:
+    """The default model name: the file name as a C prefix (``vww_96_int8.tflite`` ->
+    ``vww_96_int8``, ``My-Net v2.onnx`` -> ``my_net_v2``), so symbols say which model."""
+    name = re.sub(r"[^a-z0-9_]+", "_", Path(path).stem.lower()).strip("_") or "model"
+    if name[0].isdigit():
+        name = f"m_{name}"
+    name = name[:MODEL_NAME_MAX].rstrip("_")
+    return f"{name}_model" if name in RUNTIME_PREFIXES else name
 
 
 def library_header_guard(model: str) -> str:

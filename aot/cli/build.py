@@ -6,11 +6,9 @@ import argparse
 import json
 import shlex
 import sys
-from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from aot.artifacts import LibraryManifest
-from aot.boards import Board
 from aot.cli.common import (
     add_json_option,
     add_kernels_option,
@@ -19,6 +17,9 @@ from aot.cli.common import (
 )
 from aot.errors import ConfigError
 from aot.planning.model import PoolSpec
+
+if TYPE_CHECKING:
+    from aot.pipeline import BuildOptions
 
 HELP = "compile a model (.tflite or .onnx) into C and build it for a board"
 
@@ -168,17 +169,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def check_cross_compiler(board: Board, args: argparse.Namespace) -> None:
-    """Fail before the model compile, not after, when the firmware cannot be built."""
-    from aot.building.toolchain import arm_gcc
-    from aot.project import load_template
-
-    template = args.template or board.templates[0]
-    built_with_make = load_template(template).build == "make"
-    if not args.no_build and built_with_make and not board.is_host:
-        arm_gcc()
-
-
 def pools_option(args: argparse.Namespace) -> tuple[PoolSpec, ...] | None:
     """The pools of --pool-file or --pool; None when neither is given (the board's
     default, aot/planning/memory_map.py)."""
@@ -195,20 +185,6 @@ def pools_option(args: argparse.Namespace) -> tuple[PoolSpec, ...] | None:
     return None
 
 
-def print_backend_reports(manifest: LibraryManifest) -> None:
-    """What each accelerator's own compiler said (its report's ``lines``), then aot's pools
-    with the bytes used and who reaches them, so the two can be read side by side."""
-    reporting = [b for b in manifest.backends if b.report]
-    if not reporting:
-        return
-    for backend in reporting:
-        for line in backend.report_lines:
-            print(line)
-    for pool in manifest.memory.pools:
-        targets = ", ".join(pool.targets)
-        print(f"aot pool {pool.name}: {pool.used_bytes} B used, reached by {targets}")
-
-
 def backend_options(items: list[str]) -> dict[str, str]:
     """``--backend-option KEY=VALUE`` pairs."""
     options: dict[str, str] = {}
@@ -220,79 +196,68 @@ def backend_options(items: list[str]) -> dict[str, str]:
     return options
 
 
-def run(args: argparse.Namespace) -> int:
-    from aot.artifacts import write_manifest
-    from aot.boards import load_board
-    from aot.building.builder import MemoryOverflowError, build_project
-    from aot.compiler import CompileOptions, compile_model, model_name_from_path
-    from aot.errors import PlanningError
-    from aot.library import staged_output
-    from aot.planning.memory_map import MemoryMap
-    from aot.project import generate_project, project_build_command
+def build_options(args: argparse.Namespace) -> BuildOptions:
+    """The command line as one typed ``BuildOptions``: every option parsed and checked
+    here, the board loaded; nothing is compiled yet."""
+    from aot.boards import board_file_for_metadata, load_board
+    from aot.compiler import CompileOptions
+    from aot.naming import model_name_from_path
+    from aot.pipeline import BuildOptions
 
+    accelerator_options = backend_options(args.backend_option)
+    pools = pools_option(args)
     board = load_board(args.board)
-    memory = MemoryMap.for_build(board, args.accelerator, pools_option(args), args.constants_memory)
-    options = CompileOptions(
+    # --board path/b.yaml: later commands load that file, not a board of its name.
+    board_file = board_file_for_metadata(board)
+    library = CompileOptions(
         name=args.name or model_name_from_path(args.model),
         frontend=args.frontend,
         planner=args.planner,
-        memory=memory,
         constants_alignment=args.constants_alignment,
         io_in_pool=args.io_in_pool,
         profile=args.profile,
         trace=args.trace,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
-        backend_options=backend_options(args.backend_option),
+        backend_options=accelerator_options,
         kernels=args.kernels,
     )
-    progress = progress_printer(quiet=args.json or getattr(args, "quiet", False))
-    output = Path(args.output)
-    check_cross_compiler(board, args)
-    from aot.building.zephyr import build_output
-    from aot.project.zephyr_tree import tree_for_build
+    return BuildOptions(
+        model=Path(args.model),
+        output=Path(args.output),
+        board=board,
+        library=library,
+        board_file=board_file,
+        pools=pools,
+        pool_file=Path(args.pool_file) if args.pool_file else None,
+        constants_memory=args.constants_memory,
+        template=args.template,
+        zephyr_base=args.zephyr_base,
+        force=args.force,
+        no_build=args.no_build,
+    )
 
-    template = args.template or board.templates[0]
-    zephyr_tree = tree_for_build(template, args.zephyr_base, board)
-    zephyr_version = zephyr_tree.version if zephyr_tree else None
-    with staged_output(output, args.force, reads=[args.model, args.pool_file]) as staging:
-        compiled = compile_model(args.model, staging, options, progress=progress, board=board)
-        from aot.boards import board_file_for_metadata
 
-        # --board path/b.yaml: later commands load that file, not a board of its name.
-        manifest = replace(
-            compiled.manifest, board=board.name, board_file=board_file_for_metadata(board)
-        )
-        constants = replace(manifest.constants, memory=memory.constants_placement(manifest))
-        manifest = replace(manifest, constants=constants)
-        progress(f"generating the {args.template or board.templates[0]} project for {board.name}")
-        project = generate_project(staging, manifest, board, args.template, zephyr_version)
-        manifest = replace(manifest, project=project)
-        if not args.no_build and project.built_by_aot:
-            progress("compiling the project")
-            try:
-                built = build_project(staging, project, shown_as=output)
-            except MemoryOverflowError as err:
-                raise PlanningError(
-                    memory.link_overflow_message(err.memory, err.over, manifest)
-                ) from err
-            manifest = replace(manifest, build=built)
-        write_manifest(staging, manifest)
-        # The plan's picture, the same one 'aot inspect' draws, from the manifest just written.
-        from aot.cli.inspect import load_plan, picture
+def run(args: argparse.Namespace) -> int:
+    from aot.pipeline import build
 
-        (staging / "memory.svg").write_text(picture(load_plan(manifest)))
-    if zephyr_tree is not None and not args.no_build:
-        # In the final folder, not the staging one: CMake's cache records absolute paths,
-        # and a failed build leaves the project and its log to look at.
-        progress(f"building the Zephyr project with Zephyr {zephyr_tree.version}")
-        manifest = replace(manifest, build=build_output(output, project, board, zephyr_tree))
-        write_manifest(output, manifest)
-    if not args.json and not getattr(args, "quiet", False):
-        print_backend_reports(manifest)
+    quiet = args.json or getattr(args, "quiet", False)
+    progress = progress_printer(quiet=quiet)
+    options = build_options(args)
+    built = build(options, progress)
+    output, manifest = built.output, built.manifest
+    if not quiet:
+        # What each accelerator's own compiler said (its report's lines), then aot's
+        # pools with the bytes used and who reaches them, to read side by side.
+        reporting = [b for b in manifest.backends if b.report]
+        for line in [line for b in reporting for line in b.report_lines]:
+            print(line)
+        for pool in manifest.memory.pools if reporting else ():
+            targets = ", ".join(pool.targets)
+            print(f"aot pool {pool.name}: {pool.used_bytes} B used, reached by {targets}")
     summary = {
         "output": str(output),
-        "board": board.name,
+        "board": manifest.board,
         "constants_bytes": manifest.constants.bytes,
         "workspace_bytes": manifest.memory.workspace_bytes,
         "lower_bound_bytes": manifest.memory.lower_bound_bytes,
@@ -300,11 +265,7 @@ def run(args: argparse.Namespace) -> int:
         "executable": manifest.executable,
         # The template's build command, with the folder as given: 'aot flash' and
         # 'aot run' look for the firmware where it puts it (west: -d project/build).
-        "west_command": (
-            shlex.join(project_build_command(output, project))
-            if project.build_tool == "west"
-            else None
-        ),
+        "west_command": shlex.join(built.west_command) if built.west_command else None,
     }
     if args.json:
         json.dump(summary, sys.stdout, indent=2)

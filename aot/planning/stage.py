@@ -10,11 +10,26 @@ allowed; the operator state gets a pool of its own (``aot.planning.persistent``)
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from aot.planning.copies import CopyPlan, ModelBuffers, plan_with_copies
 from aot.planning.core import PlanOptions
+from aot.planning.liveness import model_buffers
 from aot.planning.memory_map import MemoryMap
 from aot.planning.persistent import add_persistent
+
+
+def plan_model(
+    lowered: Any,
+    memory: MemoryMap,
+    options: PlanOptions,
+    alignment: int = 16,
+    io_in_pool: bool = False,
+) -> CopyPlan:
+    """The plan stage on a scheduled lowered model: its buffers (each with the targets
+    that touch it, ``aot.planning.liveness``) into the pools of ``memory`` that their
+    targets reach, with copy steps when ``options.allow_copies``."""
+    return plan(model_buffers(lowered, alignment, io_in_pool), memory, options)
 
 
 def plan(buffers: ModelBuffers, memory: MemoryMap, options: PlanOptions) -> CopyPlan:

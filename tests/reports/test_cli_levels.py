@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aot.cli import build_parser, log_level, main
-from aot.compiler import model_name_from_path
+from aot.naming import model_name_from_path
 
 pytestmark = pytest.mark.unit
 
