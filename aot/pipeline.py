@@ -76,7 +76,7 @@ def build(options: BuildOptions, progress: Progress) -> BuiltFolder:
     template = load_template(options.template or board.templates[0])
     if not options.no_build and template.build == "make" and not board.is_host:
         arm_gcc()
-    zephyr_tree = tree_for_build(template.name, options.zephyr_base, board)
+    zephyr = tree_for_build(template.name, options.zephyr_base, board)
     memory = MemoryMap.for_build(
         board, options.library.accelerators, options.pools, options.constants_memory
     )
@@ -94,7 +94,7 @@ def build(options: BuildOptions, progress: Progress) -> BuiltFolder:
             manifest,
             board,
             options.template,
-            zephyr_tree.version if zephyr_tree else None,
+            zephyr.tree.version if zephyr else None,
         )
         manifest = replace(manifest, project=project)
         if not options.no_build and project.built_by_aot:
@@ -109,11 +109,11 @@ def build(options: BuildOptions, progress: Progress) -> BuiltFolder:
         # The plan's picture, the same one 'aot inspect' draws from metadata.json.
         (staging / PICTURE_FILE).write_text(plan_picture(manifest))
         write_manifest(staging, manifest)
-    if zephyr_tree is not None and not options.no_build:
+    if zephyr is not None and not options.no_build:
         # In the final folder, not the staging one: CMake's cache records absolute paths,
         # and a failed build leaves the project and its log to look at.
-        progress(f"building the Zephyr project with Zephyr {zephyr_tree.version}")
-        manifest = replace(manifest, build=build_output(output, project, board, zephyr_tree))
+        progress(f"building the Zephyr project with Zephyr {zephyr.tree.version}")
+        manifest = replace(manifest, build=build_output(output, project, zephyr))
         write_manifest(output, manifest)
     west = project_build_command(output, project) if project.build_tool == "west" else None
     return BuiltFolder(output, manifest, tuple(west) if west is not None else None)

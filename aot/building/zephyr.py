@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot.artifacts.project import BuildManifest, ProjectManifest, ZephyrTreeInfo
-from aot.boards import Board
 from aot.errors import PlanningError, ToolchainError
-from aot.project.zephyr_tree import BUILD_LOG, BUILD_TIMEOUT_S, ZephyrTree, board_name
+from aot.project.zephyr_tree import BUILD_LOG, BUILD_TIMEOUT_S, ZephyrTarget
 
 
 def toolchain_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -44,20 +43,22 @@ class BuildStep:
 
 
 def build_steps(
-    tree: ZephyrTree, board: Board, project: Path, *, use_west: bool | None = None
+    target: ZephyrTarget, project: Path, *, use_west: bool | None = None
 ) -> list[BuildStep]:
-    """The commands that build ``project`` into ``project/build``: ``west build`` when west
-    is installed and the tree is in a west workspace, else ``cmake -GNinja`` and ``ninja``."""
-    name = board_name(board, tree.version)
+    """The commands that build ``project`` into ``project/build`` for ``target``: ``west
+    build`` when west is installed and the tree is in a west workspace, else ``cmake
+    -GNinja`` and ``ninja``."""
+    name = target.board
+    workspace = target.tree.workspace
     build_dir = project / "build"
-    defines = [f"-DZEPHYR_MODULES={';'.join(str(m) for m in tree.modules())}"]
-    if not tree.modules():
+    defines = [f"-DZEPHYR_MODULES={';'.join(str(m) for m in target.modules)}"]
+    if not target.modules:
         defines = []
     if use_west is None:
-        use_west = shutil.which("west") is not None and tree.workspace is not None
+        use_west = shutil.which("west") is not None and workspace is not None
     if use_west:
         command = ("west", "build", "-b", name, str(project), "-d", str(build_dir))
-        return [BuildStep("build", (*command, "--", *defines), tree.workspace)]
+        return [BuildStep("build", (*command, "--", *defines), workspace)]
     cmake = shutil.which("cmake") or "cmake"
     ninja = shutil.which("ninja") or "ninja"
     return [
@@ -110,12 +111,12 @@ class ZephyrBuild:
     log: Path
 
 
-def build(tree: ZephyrTree, board: Board, project: Path) -> ZephyrBuild:
-    """Build ``project`` with ``tree``; a failure raises one line with Zephyr's words and
+def build(target: ZephyrTarget, project: Path) -> ZephyrBuild:
+    """Build ``project`` for ``target``; a failure raises one line with Zephyr's words and
     the path of the full log (``project/build/aot_build.log``)."""
-    steps = build_steps(tree, board, project)
+    steps = build_steps(target, project)
     env = toolchain_environment()
-    env["ZEPHYR_BASE"] = str(tree.base)
+    env["ZEPHYR_BASE"] = str(target.tree.base)
     build_dir = project / "build"
     build_dir.mkdir(parents=True, exist_ok=True)
     log_path = build_dir / BUILD_LOG
@@ -168,15 +169,13 @@ def build(tree: ZephyrTree, board: Board, project: Path) -> ZephyrBuild:
     return ZephyrBuild(elf, tuple(s.command for s in steps), time.perf_counter() - start, log_path)
 
 
-def build_output(
-    output: Path, project: ProjectManifest, board: Board, tree: ZephyrTree
-) -> BuildManifest:
-    """Build the project of an ``aot build`` folder with ``tree``; what metadata.json
+def build_output(output: Path, project: ProjectManifest, target: ZephyrTarget) -> BuildManifest:
+    """Build the project of an ``aot build`` folder for ``target``; what metadata.json
     records under ``build`` (as the cmsis template's make build)."""
     from aot.building.builder import section_sizes
 
     folder = output / project.dir
-    result = build(tree, board, folder)
+    result = build(target, folder)
     sections, reserved = section_sizes(result.elf)
     # Zephyr's linker script names its read-only data section "rodata", without the dot
     # aot.building.builder.section_sizes looks for: move it from text to rodata here.
@@ -189,7 +188,7 @@ def build_output(
         seconds=round(result.seconds, 3),
         sections=sections,
         reserved=reserved,
-        zephyr=ZephyrTreeInfo(base=str(tree.base), version=str(tree.version)),
+        zephyr=ZephyrTreeInfo(base=str(target.tree.base), version=str(target.tree.version)),
         log=result.log.relative_to(output).as_posix(),
     )
 

@@ -66,6 +66,22 @@ class ZephyrTree:
         return sorted(p.parent.parent for p in root.glob("**/zephyr/module.yml"))
 
 
+@dataclass(frozen=True)
+class ZephyrTarget:
+    """What building one board's project with a tree takes, found once, before the model
+    is compiled: the tree, the board's name in the tree's version and the Zephyr modules
+    beside it (given to CMake as ZEPHYR_MODULES)."""
+
+    tree: ZephyrTree
+    board: str
+    modules: tuple[Path, ...]
+
+    @classmethod
+    def of(cls, tree: ZephyrTree, board: Board) -> ZephyrTarget:
+        """``board`` in ``tree``; a one-line error when the tree's version lacks it."""
+        return cls(tree, board_name(board, tree.version), tuple(tree.modules()))
+
+
 def read_version(base: Path) -> ZephyrVersion:
     """The version in ``ZEPHYR_BASE/VERSION`` (``VERSION_MAJOR = 3`` ... lines)."""
     path = base / "VERSION"
@@ -124,15 +140,13 @@ def board_name(board: Board, version: ZephyrVersion | None) -> str:
     return chosen[-1]
 
 
-def tree_for_build(template: str, option: str | None, board: Board) -> ZephyrTree | None:
-    """For ``aot build``: the Zephyr tree to build a zephyr-template project with (None
-    for another template, or when no tree is given: the project is only generated), its
-    board name checked before the model is compiled."""
+def tree_for_build(template: str, option: str | None, board: Board) -> ZephyrTarget | None:
+    """For ``aot build``: the Zephyr tree to build a zephyr-template project with and the
+    board in it (None for another template, or when no tree is given: the project is only
+    generated), found before the model is compiled."""
     if template != "zephyr":
         if option:
             raise ConfigError("--zephyr-base is for --template zephyr")
         return None
     tree = find_tree(option)
-    if tree is not None:
-        board_name(board, tree.version)
-    return tree
+    return ZephyrTarget.of(tree, board) if tree is not None else None

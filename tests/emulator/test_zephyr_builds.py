@@ -19,7 +19,7 @@ from aot.artifacts import read_manifest
 from aot.boards import load_board
 from aot.building.zephyr import build
 from aot.errors import ToolchainError
-from aot.project.zephyr_tree import ZephyrTree, ZephyrVersion, find_tree
+from aot.project.zephyr_tree import ZephyrTarget, ZephyrTree, ZephyrVersion, find_tree
 from aot.testing.shared import SharedDataMissing, mlperf_tiny, shared_path
 
 pytestmark = [pytest.mark.emulator, pytest.mark.zephyr]
@@ -100,7 +100,7 @@ def test_a_failing_build_is_one_line_with_the_log(
     assert tree is not None
     claims_37 = ZephyrTree(tree.base, ZephyrVersion(3, 7, 0))
     with pytest.raises(ToolchainError) as err:
-        build(claims_37, load_board(board), project)
+        build(ZephyrTarget.of(claims_37, load_board(board)), project)
     message = str(err.value)
     assert "\n" not in message
     assert "failed at configure" in message and "No board named 'mps2/an385' found" in message

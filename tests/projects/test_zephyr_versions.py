@@ -19,6 +19,7 @@ from aot.project import ProjectContext
 from aot.project.zephyr import render_sample_yaml
 from aot.project.zephyr_tree import (
     MIN_VERSION,
+    ZephyrTarget,
     ZephyrTree,
     ZephyrVersion,
     board_name,
@@ -114,7 +115,9 @@ def test_build_commands_as_data(tmp_path: Path) -> None:
     cmsis = shared("zephyr", "modules", "hal", "cmsis").resolve()
     assert tree.modules() == [cmsis]
     assert tree.workspace == shared("zephyr").resolve()
-    configure, ninja = build_steps(tree, load_board("mps2_an385"), project, use_west=False)
+    configure, ninja = build_steps(
+        ZephyrTarget.of(tree, load_board("mps2_an385")), project, use_west=False
+    )
     assert configure.stage == "configure"
     assert Path(configure.command[0]).name == "cmake"
     assert configure.command[1:] == (
@@ -125,7 +128,7 @@ def test_build_commands_as_data(tmp_path: Path) -> None:
         "-C",
         str(project / "build"),
     )
-    (west,) = build_steps(tree, load_board("mps3_an547"), project, use_west=True)
+    (west,) = build_steps(ZephyrTarget.of(tree, load_board("mps3_an547")), project, use_west=True)
     assert west.cwd == tree.workspace
     assert west.command == (
         "west", "build", "-b", "mps3_an547", str(project), "-d", str(project / "build"),
@@ -134,7 +137,9 @@ def test_build_commands_as_data(tmp_path: Path) -> None:
     newer = ZephyrTree(tree.base, ZephyrVersion(4, 0, 0))
     assert (
         "-DBOARD=mps3/corstone300/an547"
-        in build_steps(newer, load_board("mps3_an547"), project, use_west=False)[0].command
+        in build_steps(ZephyrTarget.of(newer, load_board("mps3_an547")), project, use_west=False)[
+            0
+        ].command
     )
 
 
