@@ -80,6 +80,7 @@ def build(options: BuildOptions, progress: Progress) -> BuiltFolder:
     memory = MemoryMap.for_build(
         board, options.library.accelerators, options.pools, options.constants_memory
     )
+    port = board.port_for(template.name)
     reads = (options.model, options.pool_file)
     with staged_output(output, options.force, reads=reads) as staging:
         library = replace(options.library, memory=memory)
@@ -90,11 +91,7 @@ def build(options: BuildOptions, progress: Progress) -> BuiltFolder:
         manifest = replace(manifest, constants=constants)
         progress(f"generating the {template.name} project for {board.name}")
         project = generate_project(
-            staging,
-            manifest,
-            board,
-            options.template,
-            zephyr.tree.version if zephyr else None,
+            staging, manifest, board, template.name, port, zephyr.tree.version if zephyr else None
         )
         manifest = replace(manifest, project=project)
         if not options.no_build and project.built_by_aot:

@@ -180,10 +180,6 @@ def available_templates() -> list[str]:
     return sorted(p.name for p in TEMPLATES_DIR.iterdir() if p.is_dir())
 
 
-def default_template(board: Board) -> str:
-    return board.templates[0]
-
-
 def app_defines(manifest: LibraryManifest) -> dict[str, str]:
     """-D macros of the runtime application, sized for this model."""
     return {
@@ -234,15 +230,15 @@ def generate_project(
     output: Path,
     manifest: LibraryManifest,
     board: Board,
-    template: str | None = None,
+    template: str,
+    port: str,
     zephyr_version: Any = None,
 ) -> ProjectManifest:
     """The project of a compiled model library (``output/model``) for ``board``, from
-    ``template`` (default: the board's first), and its manifest."""
-    template = template or default_template(board)
+    ``template`` with the runtime port ``port`` (``Board.port_for``, looked up before the
+    model is compiled), and its manifest."""
     info = load_template(template)
     template_dir = TEMPLATES_DIR / template
-    port = board.port_for(template)
     project = output / PROJECT_DIR
     variables = common_variables(board, manifest)
     for source in sorted(template_dir.rglob("*")):
