@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,11 @@ class CompileOptions:
     # --kernels: auto (the fastest kernels the board's features allow), tvm (TVM's
     # generated kernels only) or one ISA's hand-written kernels (docs/kernels.md).
     kernels: str = "auto"
+    # --ram-budget: run the model's first convolutions tile by tile (patch stages) so the
+    # fixed-order peak fits this many bytes, the fastest such schedule; --frontier records
+    # the RAM/instructions frontier without changing the schedule (docs/memory_planning.md).
+    ram_budget: int | None = None
+    frontier: bool = False
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -149,6 +154,7 @@ def compile_model(
     from aot.lowering import lower
     from aot.partition import partition_for_build
     from aot.planning.memory_map import constants_section_bytes
+    from aot.planning.patch_stage import plan_schedule
     from aot.planning.schedule import schedule
     from aot.planning.stage import plan_model
 
@@ -173,6 +179,10 @@ def compile_model(
     report(f"lowering {len(imported.operators)} operators")
     lowered = lower(partitioned, options.name, progress=None)
     clock.lap("lower_s")
+
+    lowered, schedule_info = plan_schedule(
+        lowered, options.ram_budget, options.io_in_pool, options.frontier, report
+    )
 
     lowered = schedule(lowered)
     report(f"planning the buffers of {len(lowered.steps)} steps with {options.planner}")
@@ -208,24 +218,25 @@ def compile_model(
     clock.lap("codegen_s")
     clock.seconds["total_s"] = clock.mark - clock.start
 
-    return CompiledLibrary(
-        library_manifest(
-            source,
-            imported,
-            lowered,
-            planned,
-            generated,
-            library,
-            options,
-            library_dir=LIBRARY_DIR,
-            backends=partitioned.backends,
-            reports=finished.reports,
-            isas=chosen.isas,
-            constants_section_bytes=section_bytes,
-            tool_versions=_tool_versions(),
-            timings=clock.seconds,
-        )
+    manifest = library_manifest(
+        source,
+        imported,
+        lowered,
+        planned,
+        generated,
+        library,
+        options,
+        library_dir=LIBRARY_DIR,
+        backends=partitioned.backends,
+        reports=finished.reports,
+        isas=chosen.isas,
+        constants_section_bytes=section_bytes,
+        tool_versions=_tool_versions(),
+        timings=clock.seconds,
     )
+    if schedule_info is not None:
+        manifest = replace(manifest, schedule=schedule_info)
+    return CompiledLibrary(manifest)
 
 
 def choose_backends(options: CompileOptions, board: Any) -> ChosenBackends:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from aot.artifacts.project import BuildManifest, ProjectManifest
 from aot.artifacts.record import Record
+from aot.artifacts.schedule import ScheduleInfo
 from aot.errors import ConfigError, ModelError
 
 METADATA_FILE = "metadata.json"
@@ -279,7 +280,9 @@ class TraceInfo(Record):
 class LibraryManifest(Record):
     """``metadata.json``: what ``aot build`` made (see the module's docstring)."""
 
-    OMITTED: ClassVar[frozenset[str]] = frozenset({"trace", "board_file", "project", "build"})
+    OMITTED: ClassVar[frozenset[str]] = frozenset(
+        {"trace", "schedule", "board_file", "project", "build"}
+    )
 
     schema_version: int = SCHEMA_VERSION
     generator: str = GENERATOR
@@ -295,6 +298,7 @@ class LibraryManifest(Record):
     constants: ConstantsInfo = field(default_factory=ConstantsInfo)
     library: LibraryInfo = field(default_factory=LibraryInfo)
     trace: TraceInfo | None = None
+    schedule: ScheduleInfo | None = None  # patch stages (aot build --ram-budget/--frontier)
     compile_seconds: Mapping[str, float] = field(default_factory=dict)
     # Set by aot build after the compile: the board, and the YAML of --board PATH.
     board: str = ""

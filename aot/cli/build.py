@@ -17,6 +17,7 @@ from aot.cli.common import (
 )
 from aot.errors import ConfigError
 from aot.planning.model import PoolSpec
+from aot.sizes import parse_size
 
 if TYPE_CHECKING:
     from aot.pipeline import BuildOptions
@@ -128,6 +129,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "by intermediate tensors (the caller writes inputs through aot_<name>_input_buffers)",
     )
     parser.add_argument(
+        "--ram-budget",
+        metavar="SIZE",
+        help="the most RAM the model may use, e.g. 40K: below what whole operators need, "
+        "the first convolutions run tile by tile (patch stages, a few %% more instructions); "
+        "aot picks the fastest schedule that fits and says which (with --io-in-pool the "
+        "inputs and outputs count; 'aot inspect DIR' shows the choices)",
+    )
+    parser.add_argument(
+        "--frontier",
+        action="store_true",
+        help="record the RAM each patch-stage schedule reaches and the instructions it adds, "
+        "for 'aot inspect DIR', without changing the schedule",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="time every operator on the device (read back by 'aot bench'); off by default, "
@@ -217,6 +232,8 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         io_in_pool=args.io_in_pool,
         profile=args.profile,
         trace=args.trace,
+        ram_budget=_ram_budget(args.ram_budget),
+        frontier=args.frontier,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
         backend_options=accelerator_options,
@@ -283,3 +300,12 @@ def run(args: argparse.Namespace) -> int:
                 f"with: {summary['west_command']}"
             )
     return 0
+
+
+def _ram_budget(value: str | None) -> int | None:
+    if value is None:
+        return None
+    budget = parse_size(value, "--ram-budget")
+    if budget <= 0:
+        raise ConfigError(f"--ram-budget {value}: give the most bytes the model may use, e.g. 40K")
+    return budget

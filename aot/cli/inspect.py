@@ -16,6 +16,7 @@ from typing import Any
 
 from aot.artifacts import LibraryManifest
 from aot.cli.common import add_json_option
+from aot.cli.schedules import TILES_SVG, describe_schedule, format_schedule, tiles_picture
 from aot.errors import ConfigError
 from aot.planning.loaded import LoadedPlan, load_plan, picture, short_tensor_name
 
@@ -274,11 +275,36 @@ def run(args: argparse.Namespace) -> int:
                 "choose another path with --svg PATH or skip it with --no-svg"
             ) from None
     report["svg"] = None if svg_path is None else str(svg_path)
+    tiles_path = _write_tiles(manifest, folder, args.no_svg)
+    if manifest.schedule is not None:
+        report["schedule"] = describe_schedule(manifest.schedule)
+        report["tiles_svg"] = None if tiles_path is None else str(tiles_path)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
     else:
         sys.stdout.write(format_text(report))
+        if manifest.schedule is not None:
+            sys.stdout.write(format_schedule(manifest.schedule))
         if svg_path is not None:
             print(f"\npicture: {svg_path}")
+        if tiles_path is not None:
+            print(f"tiles: {tiles_path}")
     return 0
+
+
+def _write_tiles(manifest: LibraryManifest, folder: Path, no_svg: bool) -> Path | None:
+    """DIR/tiles.svg for a build with patch stages."""
+    if no_svg or manifest.schedule is None:
+        return None
+    svg = tiles_picture(manifest.schedule, manifest.name)
+    if svg is None:
+        return None
+    path = folder / TILES_SVG
+    try:
+        path.write_text(svg)
+    except OSError as err:
+        raise ConfigError(
+            f"cannot write the tiles' picture to {path}: {err.strerror}; skip it with --no-svg"
+        ) from None
+    return path

@@ -17,8 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from aot.errors import ConfigError
-from aot.planning.patches import CONV, DEPTHWISE, PatchPlan, Window, grids, plan_patches
+from aot.errors import ConfigError, InternalError
+from aot.planning.patches import (
+    CONV,
+    DEPTHWISE,
+    PatchPlan,
+    Window,
+    grids,
+    plan_patches,
+    summary,
+)
 
 # The search's estimate of what a schedule adds to an inference, in instructions: each
 # multiply-accumulate the tiles recompute, and each kernel call more (its loops' set-up
@@ -28,33 +36,52 @@ from aot.planning.patches import CONV, DEPTHWISE, PatchPlan, Window, grids, plan
 # (docs/memory_planning.md, "Below the fixed-order bound").
 INSTRUCTIONS_PER_MAC = 3
 INSTRUCTIONS_PER_CALL = 2400
+# Kernel paths far slower per multiply-accumulate (the prepared kernel's notes["path"]):
+# the depthwise kernel for any depth multiplier, about 42 on person_detect's first layer.
+SLOW_PATHS = {"any": 42}
 MOST_TILES_PER_AXIS = 8
+MOST_OPERATORS_PER_STAGE = 8
 KERNELS_BACKEND = "kernels"
 
 
 @dataclass(frozen=True)
-class Schedule:
-    """A patch stage over the first ``length`` operators of the chain, on ``grid``, or no
-    stage (``length`` 0): the RAM it needs, the multiply-accumulates of the whole model and
-    how many of them and how many kernel calls it adds to whole operators."""
+class Stage:
+    """Operators ``start`` to ``start + length - 1`` of the chain, tile by tile on ``grid``
+    (rows, columns) of the last one's output."""
 
+    start: int
     length: int
     grid: tuple[int, int]
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.length
+
+    @property
+    def label(self) -> str:
+        last = self.start + self.length - 1
+        ops = (
+            f"operator {self.start}" if not last - self.start else f"operators {self.start}-{last}"
+        )
+        return f"{ops} in {self.grid[0]}x{self.grid[1]} tiles"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Patch stages along the chain (none: whole operators): the RAM the model needs with
+    them, its multiply-accumulates, and how many of them and how many kernel calls they
+    add to whole operators."""
+
+    stages: tuple[Stage, ...]
     ram_bytes: int
     macs: int
     extra_macs: int = 0
     extra_calls: int = 0
-
-    @property
-    def extra_instructions(self) -> int:
-        """Estimated instructions it adds to an inference run as whole operators."""
-        return self.extra_macs * INSTRUCTIONS_PER_MAC + self.extra_calls * INSTRUCTIONS_PER_CALL
+    extra_instructions: int = 0  # estimated, see INSTRUCTIONS_PER_MAC
 
     @property
     def label(self) -> str:
-        if not self.length:
-            return "whole operators"
-        return f"first {self.length} operators in {self.grid[0]}x{self.grid[1]} tiles"
+        return "; ".join(s.label for s in self.stages) or "whole operators"
 
 
 def _window(step: Any, artifact: Any) -> Window | None:
@@ -104,8 +131,6 @@ def chain_at_start(lowered: Any) -> list[tuple[Any, Window]]:
         window = _window(step, lowered.artifact(step.kernel))
         if window is None or len(step.outputs) != 1:
             break
-        if not chain and window.kernel == (1, 1):
-            break  # see the module docstring
         chain.append((step, window))
         current = step.outputs[0]
         if lowered.tensors[current].kind != INTERMEDIATE:
@@ -113,10 +138,11 @@ def chain_at_start(lowered: Any) -> list[tuple[Any, Window]]:
     return chain
 
 
-def _peak(lowered: Any, io_in_pool: bool) -> int:
-    """The fixed-order peak (as aot.planning.liveness counts): intermediates from their
-    first writer to their last reader, each step's scratch while it runs, and when in the
-    pool inputs from the start to their last reader, outputs from their writer to the end."""
+def _live(lowered: Any, io_in_pool: bool) -> list[int]:
+    """The bytes live at each step in the fixed order, as aot.planning.liveness counts:
+    intermediates from their first writer to their last reader, each step's scratch while
+    it runs, and when in the pool inputs from the start to their last reader, outputs from
+    their writer to the end."""
     from aot.lowering import INPUT, INTERMEDIATE, OUTPUT
 
     steps = lowered.steps
@@ -140,7 +166,11 @@ def _peak(lowered: Any, io_in_pool: bool) -> int:
             continue
         for k in span:
             live[k] += tensor.size_bytes
-    return max(live, default=0)
+    return live
+
+
+def _peak(lowered: Any, io_in_pool: bool) -> int:
+    return max(_live(lowered, io_in_pool), default=0)
 
 
 def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPlan) -> Any:
@@ -241,37 +271,130 @@ def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPla
     )
 
 
-def schedules(lowered: Any, io_in_pool: bool = True) -> list[Schedule]:
-    """Every schedule the model's first operators allow: none, then each stage end and
-    grid, each with the model's fixed-order peak and what it adds."""
+def _rate(step: Any, artifact: Any) -> int:
+    """Estimated instructions per multiply-accumulate of a kernel step."""
+    notes = getattr(getattr(artifact.payload, "prepared", None), "notes", {}) or {}
+    return SLOW_PATHS.get(notes.get("path", ""), INSTRUCTIONS_PER_MAC)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    stage: Stage
+    peak: int  # the bytes live while it runs: its input, its output, its scratch
+    extra_macs: int
+    extra_calls: int
+    extra_instructions: int
+
+
+def _candidates(lowered: Any, chain: Sequence[tuple[Any, Window]]) -> list[_Candidate]:
+    """Every stage along the chain of at most MOST_OPERATORS_PER_STAGE, each with an
+    estimate of its own peak and cost; per start and length only the grids no other
+    beats on both."""
+    from aot.kernels.patches import align
+
+    found = []
+    for start in range(len(chain)):
+        if chain[start][1].kernel == (1, 1):
+            continue  # it would read its input in place with another path (module docstring)
+        for stop in range(start + 1, min(start + MOST_OPERATORS_PER_STAGE, len(chain)) + 1):
+            part = chain[start:stop]
+            windows = [w for _, w in part]
+            first, last = windows[0], windows[-1]
+            whole = (first.in_hw[0] * first.in_hw[1] * first.in_channels
+                     + last.out_hw[0] * last.out_hw[1] * last.out_channels)  # fmt: skip
+            kernel_scratch = max(align(step.scratch_bytes) for step, _ in part)
+            rates = [_rate(step, lowered.artifact(step.kernel)) for step, _ in part]
+            untiled = [w.macs(_whole(w)) for w in windows]
+            best: list[_Candidate] = []
+            for grid in grids(last.out_hw, MOST_TILES_PER_AXIS):
+                if grid == (1, 1):
+                    continue
+                buffers, macs = summary(windows, grid)
+                sizes = [align(b) for b in buffers]
+                scratch = max(sizes[k] + (sizes[k - 1] if k else 0) for k in range(len(sizes)))
+                extra = [m - u for m, u in zip(macs, untiled, strict=True)]
+                calls = grid[0] * grid[1] * (len(part) + 1) - len(part)
+                instructions = sum(m * r for m, r in zip(extra, rates, strict=True))
+                instructions += calls * INSTRUCTIONS_PER_CALL
+                stage = Stage(start, len(part), grid)
+                peak = whole + scratch + kernel_scratch
+                best.append(_Candidate(stage, peak, sum(extra), calls, instructions))
+            found.extend(_pareto(best, lambda c: (c.peak, c.extra_instructions)))
+    return found
+
+
+def _whole(window: Window) -> Any:
+    from aot.planning.patches import Interval, Region
+
+    return Region(Interval(0, window.out_hw[0]), Interval(0, window.out_hw[1]))
+
+
+def _pareto(items: Sequence[Any], key: Any) -> list[Any]:
+    """The items no other beats on both of ``key``'s two values (smaller is better)."""
+    kept: list[Any] = []
+    for item in sorted(items, key=lambda i: (key(i)[1], key(i)[0])):
+        if not kept or key(item)[0] < key(kept[-1])[0]:
+            kept.append(item)
+    return kept
+
+
+def schedules(lowered: Any, io_in_pool: bool = True, most_stages: int = 2) -> list[Schedule]:
+    """The schedules worth having: whole operators, then up to ``most_stages`` patch
+    stages along the chain at the model's start, each choice with the model's fixed-order
+    peak (exact: the stages applied) and its estimated added instructions; only those no
+    other beats on both RAM and instructions."""
     chain = chain_at_start(lowered)
     whole_macs = sum(step.macs for step in lowered.steps)
-    found = [Schedule(0, (1, 1), _peak(lowered, io_in_pool), whole_macs)]
-    for length in range(1, len(chain) + 1):
-        part = chain[:length]
-        windows = [w for _, w in part]
-        for grid in grids(windows[-1].out_hw, MOST_TILES_PER_AXIS):
-            if grid == (1, 1):
+    live = _live(lowered, io_in_pool)
+    whole = Schedule((), max(live, default=0), whole_macs)
+    if not chain:
+        return [whole]
+    position = {id(step): k for k, step in enumerate(lowered.steps)}
+    on_chain = [position[id(step)] for step, _ in chain]
+    others = max((v for k, v in enumerate(live) if k not in set(on_chain)), default=0)
+    # most[i][j]: the most bytes live at chain positions i..j-1 run as whole operators
+    chain_live = [live[k] for k in on_chain]
+    most = [[0] * (len(chain) + 1) for _ in range(len(chain) + 1)]
+    for i in range(len(chain)):
+        for j in range(i + 1, len(chain) + 1):
+            most[i][j] = max(most[i][j - 1], chain_live[j - 1])
+    candidates = _candidates(lowered, chain)
+    options: list[tuple[int, int, tuple[_Candidate, ...]]] = []
+    for a in candidates:
+        a_start, a_stop = a.stage.start, a.stage.stop
+        rest = max(others, most[0][a_start], most[a_stop][len(chain)])
+        options.append((max(rest, a.peak), a.extra_instructions, (a,)))
+        if most_stages < 2:
+            continue
+        for b in candidates:
+            if a_stop > b.stage.start:
                 continue
-            plan = plan_patches(windows, grid)
-            staged = with_stage(lowered, part, plan)
-            extra = plan.macs - plan.untiled_macs
-            # Each tile calls every operator once and copies its output.
-            calls = grid[0] * grid[1] * (length + 1) - length
-            found.append(
-                Schedule(length, grid, _peak(staged, io_in_pool), whole_macs + extra, extra, calls)
+            rest = max(others, most[0][a_start], most[a_stop][b.stage.start],
+                       most[b.stage.stop][len(chain)])  # fmt: skip
+            cost = a.extra_instructions + b.extra_instructions
+            options.append((max(rest, a.peak, b.peak), cost, (a, b)))
+    found = [whole]
+    for estimate, _, combo in _pareto(options, lambda o: (o[0], o[1])):
+        if estimate >= whole.ram_bytes:
+            continue
+        staged = apply_stages(lowered, tuple(c.stage for c in combo))
+        found.append(
+            Schedule(
+                tuple(c.stage for c in combo),
+                _peak(staged, io_in_pool),
+                whole_macs + sum(c.extra_macs for c in combo),
+                sum(c.extra_macs for c in combo),
+                sum(c.extra_calls for c in combo),
+                sum(c.extra_instructions for c in combo),
             )
+        )
     return found
 
 
 def frontier(found: Sequence[Schedule]) -> list[Schedule]:
     """The schedules no other beats on both RAM and added instructions, by RAM, largest
     first."""
-    best: list[Schedule] = []
-    for schedule in sorted(found, key=lambda s: (s.extra_instructions, s.ram_bytes)):
-        if not best or schedule.ram_bytes < best[-1].ram_bytes:
-            best.append(schedule)
-    return best
+    return _pareto(found, lambda s: (s.ram_bytes, s.extra_instructions))
 
 
 def choose(found: Sequence[Schedule], ram_budget: int) -> Schedule:
@@ -288,9 +411,106 @@ def choose(found: Sequence[Schedule], ram_budget: int) -> Schedule:
     return min(fitting, key=lambda s: (s.extra_instructions, s.ram_bytes))
 
 
+def apply_stages(lowered: Any, stages: Sequence[Stage]) -> Any:
+    """The lowered model with ``stages`` in place, the last first so the chain's earlier
+    steps keep their identity."""
+    for stage in sorted(stages, key=lambda s: -s.start):
+        part = chain_at_start(lowered)[stage.start : stage.stop]
+        if len(part) != stage.length:
+            raise InternalError(f"the chain has no operators {stage.start}-{stage.stop - 1}")
+        lowered = with_stage(lowered, part, plan_patches([w for _, w in part], stage.grid))
+    return lowered
+
+
 def apply(lowered: Any, schedule: Schedule) -> Any:
-    """The lowered model with ``schedule``'s stage in place (unchanged for none)."""
-    if not schedule.length:
-        return lowered
-    part = chain_at_start(lowered)[: schedule.length]
-    return with_stage(lowered, part, plan_patches([w for _, w in part], schedule.grid))
+    """The lowered model with ``schedule``'s stages in place (unchanged for none)."""
+    return apply_stages(lowered, schedule.stages)
+
+
+def _window_info(window: Window) -> Any:
+    from aot.artifacts.schedule import WindowInfo
+
+    return WindowInfo(
+        label=window.label, kind=window.kind, in_hw=window.in_hw, out_hw=window.out_hw,
+        in_channels=window.in_channels, out_channels=window.out_channels,
+        kernel=window.kernel, stride=window.stride, dilation=window.dilation,
+        pad_top=window.pad_top, pad_left=window.pad_left,
+    )  # fmt: skip
+
+
+def window_of(info: Any) -> Window:
+    """The window a manifest's WindowInfo records."""
+    return Window(
+        info.kind, tuple(info.in_hw), tuple(info.out_hw), info.in_channels,
+        info.out_channels, tuple(info.kernel), tuple(info.stride), tuple(info.dilation),
+        info.pad_top, info.pad_left, info.label,
+    )  # fmt: skip
+
+
+def plan_schedule(
+    lowered: Any,
+    ram_budget: int | None,
+    io_in_pool: bool,
+    with_frontier: bool,
+    report: Any = None,
+) -> tuple[Any, Any]:
+    """The planning stage's choice of patch stages: with ``ram_budget``, the fastest
+    schedule whose fixed-order peak fits it (a one-line error naming the smallest
+    reachable when none does); ``with_frontier`` alone records the frontier and keeps
+    whole operators. Returns the lowered model with the stages in place and the manifest's
+    ScheduleInfo (None when neither was asked)."""
+    from aot.artifacts.schedule import FrontierPoint, ScheduleInfo, StageInfo
+
+    if ram_budget is None and not with_frontier:
+        return lowered, None
+    found = schedules(lowered, io_in_pool)
+    whole = found[0]
+    chosen = choose(found, ram_budget) if ram_budget is not None else whole
+    if report is not None:
+        if ram_budget is None:
+            report(f"{len(frontier(found))} schedules on the RAM/instructions frontier")
+        else:
+            extra = chosen.extra_instructions
+            report(
+                f"schedule for --ram-budget {ram_budget} B: {chosen.label}, RAM "
+                f"{chosen.ram_bytes} B (whole operators {whole.ram_bytes} B), about "
+                f"{extra:,} more instructions"
+            )
+    staged = apply(lowered, chosen)
+    stage_infos = []
+    chain = chain_at_start(lowered)
+    for stage in chosen.stages:
+        windows = [w for _, w in chain[stage.start : stage.stop]]
+        plan = plan_patches(windows, stage.grid)
+        symbol = f"{chain[stage.start][0].kernel}_stage"
+        artifact = staged.artifact(symbol)
+        stage_infos.append(
+            StageInfo(
+                first=stage.start,
+                grid=stage.grid,
+                symbol=symbol,
+                windows=tuple(_window_info(w) for w in windows),
+                scratch_bytes=artifact.scratch_bytes,
+                macs=plan.macs,
+                untiled_macs=plan.untiled_macs,
+            )
+        )
+    info = ScheduleInfo(
+        label=chosen.label,
+        ram_budget=ram_budget,
+        io_in_pool=io_in_pool,
+        ram_bytes=chosen.ram_bytes,
+        whole_ram_bytes=whole.ram_bytes,
+        extra_instructions=chosen.extra_instructions,
+        stages=tuple(stage_infos),
+        frontier=tuple(
+            FrontierPoint(
+                label=s.label,
+                ram_bytes=s.ram_bytes,
+                extra_instructions=s.extra_instructions,
+                extra_macs=s.extra_macs,
+            )
+            for s in frontier(found)
+        ),
+    )
+    return staged, info

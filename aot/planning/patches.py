@@ -243,3 +243,31 @@ def grids(out_hw: tuple[int, int], most: int = 8) -> Iterator[tuple[int, int]]:
     for rows in range(1, min(most, out_hw[0]) + 1):
         for cols in range(1, min(most, out_hw[1]) + 1):
             yield rows, cols
+
+
+def _axis(chain: Sequence[Window], axis: int, parts: int) -> list[list[Interval]]:
+    """Per part of the last output's axis, the interval each operator computes along it,
+    in chain order (rows and columns of a tile are found back independently)."""
+    found = []
+    for interval in split(chain[-1].out_hw[axis], parts):
+        computes = []
+        for window in reversed(chain):
+            computes.append(interval)
+            pad = window.pad_top if axis == 0 else window.pad_left
+            interval = window._reads(interval, axis, pad)
+        found.append(list(reversed(computes)))
+    return found
+
+
+def summary(chain: Sequence[Window], grid: tuple[int, int]) -> tuple[list[int], list[int]]:
+    """What ``plan_patches(chain, grid)`` would give, from the two axes alone: each
+    operator's tile buffer bytes and its multiply-accumulates over all tiles."""
+    rows, cols = _axis(chain, 0, grid[0]), _axis(chain, 1, grid[1])
+    buffers, macs = [], []
+    for k, window in enumerate(chain):
+        tallest = max(part[k].size for part in rows)
+        widest = max(part[k].size for part in cols)
+        buffers.append(tallest * widest * window.out_channels * window.element_bytes)
+        area = sum(part[k].size for part in rows) * sum(part[k].size for part in cols)
+        macs.append(area * window.out_channels * window.macs_per_output)
+    return buffers, macs

@@ -168,3 +168,18 @@ def test_vww_first_stage_fits_below_the_fixed_order_bound() -> None:
     best = min(fitting, key=lambda p: p.macs)
     assert best.stage_peak() == 27_648 + 9_216 + best.scratch_peak()
     assert best.macs / best.untiled_macs < 1.4
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_summary_from_the_axes_equals_the_tiles(seed: int) -> None:
+    from aot.planning.patches import summary
+
+    rng = np.random.default_rng(100 + seed)
+    chain = [random_window(rng, (int(rng.integers(6, 30)), int(rng.integers(6, 30))), 2)]
+    for _ in range(3):
+        chain.append(random_window(rng, chain[-1].out_hw, chain[-1].out_channels))
+    grid = tuple(int(rng.integers(1, s + 1)) for s in chain[-1].out_hw)
+    plan = plan_patches(chain, grid)
+    buffers, macs = summary(chain, grid)
+    assert buffers == list(plan.tile_buffers)
+    assert macs == [sum(t.calls[k].macs for t in plan.tiles) for k in range(len(chain))]

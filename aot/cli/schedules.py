@@ -1,0 +1,68 @@
+"""What 'aot inspect' shows of a build's patch-stage schedule (metadata.json ``schedule``,
+written by aot build --ram-budget or --frontier): the schedule it runs, the frontier of RAM
+against instructions it was chosen from, and a picture of the tiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aot.artifacts.schedule import ScheduleInfo
+
+TILES_SVG = "tiles.svg"
+
+
+def describe_schedule(info: ScheduleInfo) -> dict[str, Any]:
+    return info.to_json()
+
+
+def format_schedule(info: ScheduleInfo) -> str:
+    """The schedule and the frontier as text lines."""
+    counted = "inputs and outputs in the pool" if info.io_in_pool else "inputs and outputs apart"
+    budget = f" for --ram-budget {info.ram_budget} B" if info.ram_budget is not None else ""
+    lines = [
+        "",
+        f"schedule{budget}: {info.label}",
+        f"  RAM {info.ram_bytes} B ({counted}); whole operators {info.whole_ram_bytes} B; "
+        f"about {info.extra_instructions:,} more instructions (estimated)",
+    ]
+    for stage in info.stages:
+        first, last = stage.windows[0], stage.windows[-1]
+        lines.append(
+            f"  stage {stage.first}-{stage.first + len(stage.windows) - 1}: "
+            f"{stage.grid[0]}x{stage.grid[1]} tiles of {last.out_hw[0]}x{last.out_hw[1]}, "
+            f"from {first.label} to {last.label}; scratch {stage.scratch_bytes} B; "
+            f"{stage.macs / stage.untiled_macs:.2f}x its multiply-accumulates"
+        )
+    if info.frontier:
+        lines += [
+            "",
+            "RAM against instructions (schedules no other beats on both; estimated):",
+            f"  {'RAM':>9}  {'vs whole':>8}  {'+instructions':>13}  {'+MACs':>9}  schedule",
+        ]
+        for point in info.frontier:
+            share = point.ram_bytes / info.whole_ram_bytes if info.whole_ram_bytes else 1.0
+            mark = "*" if point.label == info.label else " "
+            lines.append(
+                f"{mark} {point.ram_bytes:>9}  {share:>8.2f}  {point.extra_instructions:>13,}  "
+                f"{point.extra_macs:>9,}  {point.label}"
+            )
+        lines.append("  (* the one this build runs; choose with aot build --ram-budget SIZE)")
+    return "\n".join(lines) + "\n"
+
+
+def tiles_picture(info: ScheduleInfo, model: str) -> str | None:
+    """The SVG of the build's stages, or None when it runs whole operators."""
+    if not info.stages:
+        return None
+    from aot.planning.patch_stage import window_of
+    from aot.planning.patches import plan_patches
+    from aot.planning.render_tiles import render_stages
+
+    plans = []
+    for stage in info.stages:
+        windows = [window_of(w) for w in stage.windows]
+        plan = plan_patches(windows, (stage.grid[0], stage.grid[1]))
+        last = stage.first + len(windows) - 1
+        plans.append((plan, f"{model}: operators {stage.first}-{last} in "
+                            f"{stage.grid[0]}x{stage.grid[1]} tiles"))  # fmt: skip
+    return render_stages(plans)
