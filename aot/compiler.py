@@ -248,7 +248,12 @@ def choose_backends(options: CompileOptions, board: Any) -> ChosenBackends:
     isas = tuple(isas_for(options.kernels, board))
     backends = [get_backend(name, options.backend_options) for name in options.accelerators]
     if isas:
-        backends.append(KernelBackend({"isas": list(isas)}))
+        # A RAM budget may need the first convolutions tiled: the kernels take every
+        # operator they compute, not only those they are the fastest for.
+        every = options.ram_budget is not None or options.frontier
+        backends.append(
+            KernelBackend({"isas": list(isas), **({"every_computed": True} if every else {})})
+        )
     return ChosenBackends(tuple(backends), isas)
 
 

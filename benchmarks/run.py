@@ -83,7 +83,7 @@ def _section(name: str) -> Section:
 
 
 SECTIONS: dict[str, Section] = {"compile": compile_section}
-for _name in ("memory", "planners", "qemu", "zephyr", "zephyr_profile"):
+for _name in ("memory", "planners", "qemu", "patches", "zephyr", "zephyr_profile"):
     if (Path(__file__).resolve().parent / f"bench_{_name}.py").is_file():
         SECTIONS[_name] = _section(_name)
 

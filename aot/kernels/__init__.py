@@ -71,11 +71,18 @@ def isas_for(choice: str, board: Any) -> tuple[str, ...]:
     return (choice,)
 
 
-def select(info: OperatorInfo, isas: tuple[str, ...]) -> KernelVariant | None:
-    """The first variant, in ISA order, whose kind matches and whose ``takes`` holds."""
+def select(
+    info: OperatorInfo, isas: tuple[str, ...], every_computed: bool = False
+) -> KernelVariant | None:
+    """The first variant, in ISA order, whose kind matches and whose ``takes`` holds (with
+    ``every_computed``: that computes it at all, ``KernelVariant.computes``)."""
     for isa in isas:
         for variant in variants(isa):
-            if variant.kind == info.kind and variant.takes(info):
+            if variant.kind != info.kind:
+                continue
+            if variant.takes(info) or (
+                every_computed and variant.computes is not None and variant.computes(info)
+            ):
                 return variant
     return None
 

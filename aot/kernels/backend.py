@@ -58,7 +58,7 @@ class KernelBackend(Backend):
     def _variant(self, info: OperatorInfo) -> Any:
         from aot.kernels import select
 
-        return select(info, self.isas)
+        return select(info, self.isas, bool(self.options.get("every_computed")))
 
     def kinds(self) -> tuple[str, ...]:
         from aot.kernels import variants

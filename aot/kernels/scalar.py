@@ -54,6 +54,12 @@ def _prepare(variant: KernelVariant) -> Callable[[OperatorInfo], PreparedKernel]
     return partial(variant.prepare, build=dsp.SCALAR)
 
 
+def _computes(variant: KernelVariant) -> Callable[[OperatorInfo], bool] | None:
+    # Below MIN_SHALLOW_CHANNELS TVM's code is faster, but the kernel is as right.
+    return dsp.takes_shallow_conv if variant.takes is dsp.takes_shallow_conv else None
+
+
 VARIANTS: tuple[KernelVariant, ...] = tuple(
-    KernelVariant(v.kind, "scalar", _takes(v), _prepare(v), _sources(v)) for v in dsp.VARIANTS
+    KernelVariant(v.kind, "scalar", _takes(v), _prepare(v), _sources(v), _computes(v))
+    for v in dsp.VARIANTS
 )

@@ -47,6 +47,10 @@ class KernelVariant:
     takes: Callable[[OperatorInfo], bool]
     prepare: Callable[[OperatorInfo], PreparedKernel]
     sources: tuple[str, ...]  # C files relative to aot/runtime_c/kernels/
+    # Every operator the kernel computes right, where ``takes`` is those it is the fastest
+    # choice for (None: the same); a build with --ram-budget takes these, so that a patch
+    # stage can tile them (docs/memory_planning.md).
+    computes: Callable[[OperatorInfo], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.isa not in ISAS:
