@@ -3,6 +3,8 @@ SXTB16-unpacked pairs, 2x2 output blocking (aot/runtime_c/kernels/dsp/, docs/ker
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from aot.backends.base import BackendConstant, OperatorInfo
@@ -365,7 +367,42 @@ def prepare_shallow_conv(info: OperatorInfo, build: str = DSP) -> PreparedKernel
     )
 
 
+# -- depthwise over one input channel ---------------------------------------------------
+
+
+def as_convolution(info: OperatorInfo) -> OperatorInfo:
+    """A depthwise convolution of one input channel as the convolution it is: its M output
+    channels are M filters over that channel ([1, KH, KW, M] weights as [M, KH, KW, 1]),
+    the same sums, requantized per output channel the same way."""
+    index = operand(info, "weight")
+    weight = info.inputs[index]
+    data = np.ascontiguousarray(np.asarray(weight.data).transpose(3, 1, 2, 0))
+    inputs = list(info.inputs)
+    inputs[index] = replace(weight, shape=data.shape, data=data)
+    params = {**info.params, "depth_multiplier": 1}
+    return replace(info, kind=CONV, inputs=tuple(inputs), params=params)
+
+
+def takes_single_channel_dwconv(info: OperatorInfo) -> bool:
+    """person_detect's first layer (96x96x1 to 8 channels): the depthwise kernels walk
+    channel groups, which one channel leaves empty; the first-layer convolution fits."""
+    if info.kind != DEPTHWISE or not conv_like(info) or info.inputs[0].shape[-1] != 1:
+        return False
+    return takes_shallow_conv(as_convolution(info))
+
+
+def prepare_single_channel_dwconv(info: OperatorInfo, build: str = DSP) -> PreparedKernel:
+    return prepare_shallow_conv(as_convolution(info), build)
+
+
 VARIANTS: tuple[KernelVariant, ...] = (
+    KernelVariant(
+        DEPTHWISE,
+        "dsp",
+        takes_single_channel_dwconv,
+        prepare_single_channel_dwconv,
+        (SHALLOW_SOURCE,),
+    ),
     KernelVariant(DEPTHWISE, "dsp", takes_dwconv, prepare_dwconv, (DWCONV_SOURCE,)),
     # Before the general convolution, which would take these shapes too.
     KernelVariant(CONV, "dsp", takes_shallow_conv, prepare_shallow_conv, (SHALLOW_SOURCE,)),

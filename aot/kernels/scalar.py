@@ -39,7 +39,13 @@ def takes_shallow_conv(info: OperatorInfo) -> bool:
     return dsp.takes_shallow_conv(info) and dsp.weights(info).shape[0] >= MIN_SHALLOW_CHANNELS
 
 
+def takes_single_channel_dwconv(info: OperatorInfo) -> bool:
+    return dsp.takes_single_channel_dwconv(info) and info.output.shape[-1] >= MIN_SHALLOW_CHANNELS
+
+
 def _takes(variant: KernelVariant) -> Callable[[OperatorInfo], bool]:
+    if variant.takes is dsp.takes_single_channel_dwconv:
+        return takes_single_channel_dwconv
     return takes_shallow_conv if variant.takes is dsp.takes_shallow_conv else variant.takes
 
 
@@ -56,6 +62,8 @@ def _prepare(variant: KernelVariant) -> Callable[[OperatorInfo], PreparedKernel]
 
 def _computes(variant: KernelVariant) -> Callable[[OperatorInfo], bool] | None:
     # Below MIN_SHALLOW_CHANNELS TVM's code is faster, but the kernel is as right.
+    if variant.takes is dsp.takes_single_channel_dwconv:
+        return dsp.takes_single_channel_dwconv
     return dsp.takes_shallow_conv if variant.takes is dsp.takes_shallow_conv else None
 
 
