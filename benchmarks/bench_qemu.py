@@ -127,14 +127,19 @@ def measure(model: Path, board_name: str, folder: Path, versus: str) -> dict:
     log(f"  {name} on {board_name}: aot --kernels auto")
     document, manifest, outputs = aot_run(model, board_name, folder, "auto")
     peers = {}
+    unavailable = None
     if versus == "tflm":
         import tflm_peer
 
-        for kernels in tflm_peer.KERNELS:
-            log(f"  {name} on {board_name}: TFLM with {kernels.replace('_', '-')} kernels")
-            peers[kernels] = tflm_peer.measure(
-                model, board, kernels, document["inputs"], folder.with_name(f"tflm_{kernels}")
-            )
+        try:
+            for kernels in tflm_peer.KERNELS:
+                log(f"  {name} on {board_name}: TFLM with {kernels.replace('_', '-')} kernels")
+                peers[kernels] = tflm_peer.measure(
+                    model, board, kernels, document["inputs"], folder.with_name(f"tflm_{kernels}")
+                )
+        except tflm_peer.CannotRun as exc:
+            log(f"  {name}: TFLM cannot run it ({exc})")
+            peers, unavailable = {}, str(exc)
     sections = document["sections"]
     instructions = document["time_per_run"]
     row = {
@@ -168,6 +173,8 @@ def measure(model: Path, board_name: str, folder: Path, versus: str) -> dict:
             else "shapes differ",
         }
     else:
+        if unavailable is not None:
+            row["tflm"] = f"cannot run: {unavailable}"
         row |= {
             "workspace_bytes": document["workspace_bytes"],
             "text": sections["text"],

@@ -85,25 +85,30 @@ class Schedule:
 
 
 def _window(step: Any, artifact: Any) -> Window | None:
+    """A kernel step's window, from the fields of its kernel's C params struct."""
     payload = artifact.payload
     prepared = getattr(payload, "prepared", None)
-    params = getattr(prepared, "params", None)
-    if step.backend != KERNELS_BACKEND or not params or "pad_top" not in params:
+    fields = getattr(prepared, "params", None)
+    if step.backend != KERNELS_BACKEND or not fields or "pad_top" not in fields:
         return None
-    if params.get("batches") != 1:
+    if fields.get("batches") != 1:
         return None
     kind = DEPTHWISE if "depthwise" in payload.variant.kind else CONV
+
+    def pair(first: str, second: str) -> tuple[int, int]:
+        return int(fields[first]), int(fields[second])
+
     return Window(
         kind,
-        (params["in_h"], params["in_w"]),
-        (params["out_h"], params["out_w"]),
-        params["in_c"],
-        params["out_c"],
-        (params["k_h"], params["k_w"]),
-        (params["stride_h"], params["stride_w"]),
-        (params["dil_h"], params["dil_w"]),
-        params["pad_top"],
-        params["pad_left"],
+        pair("in_h", "in_w"),
+        pair("out_h", "out_w"),
+        int(fields["in_c"]),
+        int(fields["out_c"]),
+        pair("k_h", "k_w"),
+        pair("stride_h", "stride_w"),
+        pair("dil_h", "dil_w"),
+        int(fields["pad_top"]),
+        int(fields["pad_left"]),
         step.label,
     )
 
