@@ -390,7 +390,13 @@ def build_runner(folder: Path, board, lib: Library) -> Path:
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     if done.returncode != 0:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-30:]
+        text = done.stdout + done.stderr
+        overflow = re.search(r"region `([^']+)' overflowed by (\d+) bytes", text)
+        if overflow:  # the model and library are larger than the board's memory
+            raise CannotRun(
+                f"its runner does not fit {overflow.group(1)} (over by {overflow.group(2)} B)"
+            )
+        tail = text.strip().splitlines()[-30:]
         raise RuntimeError("TFLM runner build failed:\n" + "\n".join(tail))
     return folder / "runner.elf"
 
