@@ -49,8 +49,9 @@ class), so ``aot build --accelerator NAME`` finds an out-of-tree package without
 to aot. The CPU backend (``aot/backends/cpu.py``) is the reference: it takes every operator
 no accelerator took, and lowers it through TIR to aot's C printer.
 
-This module is at the bottom of the house: it imports no stage, only ``aot.naming`` and
-``aot.errors``; the stages import it.
+This module is at the bottom of the house: it imports no stage, only ``aot.naming``,
+``aot.operators`` (the operators' typed parameters) and ``aot.errors``; the stages import
+it.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from aot import naming
-from aot.errors import AotError, ConfigError, UnsupportedError
+from aot.errors import AotError, ConfigError, InternalError, UnsupportedError
+from aot.operators import OperatorParams
 from aot.registry import Registry
 
 CPU_TARGET = "cpu"
@@ -98,25 +100,37 @@ class OperatorInfo:
 
     ``kind`` is the importer's operator kind (``conv2d_int8``, ``depthwise_conv2d_int8``,
     ``fully_connected_int8``, ``add_int8``, ...; ``aot operators`` lists them) and
-    ``params`` its typed parameters: for the int8 convolutions ``strides``, ``dilation``,
-    ``padding`` (top, left), ``input_zp``, ``output_zp``, ``act_min``, ``act_max``,
-    ``multiplier`` and ``shift`` (ints when per-tensor, else tuples per channel),
-    ``zero_point_in_bias`` and, for depthwise, ``depth_multiplier``. ``inputs`` are in the
-    call's order (activation, weights, bias, requantization tables; ``params["operands"]``
-    names them); ``source`` is the source model's operator (``CONV_2D #3``) when the
-    importer knows it. ``function`` is the operator's TIR PrimFunc (for a backend that
-    lowers through TIR with its own schedule). Inside a :class:`Region`, ``wiring`` says
-    where each input comes from: ``("param", i)``, the region's i-th parameter, or
-    ``("op", k)``, the result of the region's k-th operator.
+    ``params`` its parameters as the kind's frozen dataclass from aot/operators/params.py:
+    :class:`~aot.operators.ConvParams` for the two convolutions (``strides``,
+    ``dilation``, ``padding`` (top, left), ``input_zp``, ``output_zp``, ``act_min``,
+    ``act_max``, ``multiplier`` and ``shift`` when per-tensor, ``zero_point_in_bias``,
+    ``depth_multiplier``), ``FullyConnectedParams``, ``AddParams``, ``PoolParams``, else
+    ``GenericParams`` (an operator the importer did not annotate: ``GenericParams()``,
+    no operands). ``aot.operators.operator_params(op, ConvParams)`` gives them checked
+    for the family, or None. ``inputs`` are in the call's order (activation, weights,
+    bias, requantization tables; ``params.operands`` names them); ``source`` is the
+    source model's operator (``CONV_2D #3``) when the importer knows it. ``function`` is
+    the operator's TIR PrimFunc (for a backend that lowers through TIR with its own
+    schedule). Inside a :class:`Region`, ``wiring`` says where each input comes from:
+    ``("param", i)``, the region's i-th parameter, or ``("op", k)``, the result of the
+    region's k-th operator.
     """
 
     kind: str
-    params: Mapping[str, Any]
+    params: OperatorParams
     inputs: tuple[TensorInfo, ...]
     output: TensorInfo
     source: Any = None  # aot.frontend.model.SourceOperator | None
     function: Any = field(default=None, compare=False, repr=False)
     wiring: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.params, OperatorParams):
+            raise InternalError(
+                f"OperatorInfo({self.kind!r}): params is a {type(self.params).__name__}; "
+                "expected the kind's dataclass (aot.operators.params_of(kind, values), or "
+                "GenericParams() for an operator without the importer's parameters)"
+            )
 
 
 Predicate = Callable[[OperatorInfo], bool]

@@ -10,9 +10,11 @@ matches (``OperatorInfo.kind``); its entry names the parameters dataclass its
 ``aot/ops/<family>.py``) and its TE compute. The builtin's name is the key of its
 importer handler and of its shape rule in aot/frontend/validate.py.
 
-Backends read an operator's parameters through :func:`operator_params` only, never by
-key. Kinds without an entry carry :class:`GenericParams`: nothing downstream reads them
-yet; the first backend that does gives the kind an entry and a dataclass.
+Partitioning builds each operator's dataclass from its ``aot.params`` (:func:`params_of`)
+and backends get it as ``OperatorInfo.params``; :func:`operator_params` gives it checked
+for a family. Nothing reads the parameters by key. Kinds without an entry carry
+:class:`GenericParams`: nothing downstream reads them yet; the first backend that does
+gives the kind an entry and a dataclass.
 
 This package sits at the bottom of the house: it imports nothing of aot but the error
 tree, so the importer, the partitioner and every backend can import it.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
+from aot.errors import InternalError
 from aot.operators.entries import CORE_FAMILY, Operator, OperatorKind
 from aot.operators.params import (
     ROUNDINGS,
@@ -31,6 +34,7 @@ from aot.operators.params import (
     FullyConnectedParams,
     GenericParams,
     OperatorParams,
+    PoolParams,
     RequantizedParams,
 )
 from aot.operators.table import OPERATORS
@@ -64,22 +68,23 @@ class _Operator(Protocol):
     def kind(self) -> str: ...
 
     @property
-    def params(self) -> Mapping[str, Any]: ...
+    def params(self) -> OperatorParams: ...
 
 
 def operator_params(op: _Operator, expected: type[P]) -> P | None:
-    """The typed parameters of an operator a backend sees (``OperatorInfo``), or None
-    when it carries none of the importer's (an operator of the stock frontends, a test's
-    hand-made one) or they are not of the ``expected`` family (``OperatorParams``: any).
-    This is where a backend's typed view of an operator is built from the attributes."""
-    values = op.params
-    if isinstance(values, OperatorParams):
-        typed: OperatorParams = values
-    elif "operands" not in values or "rounding" not in values:
+    """The typed parameters of an operator a backend sees (``OperatorInfo.params``) when
+    they are of the ``expected`` family (``OperatorParams``: any), else None; None too for
+    an operator that carries none of the importer's (``GenericParams()``, no operands: a
+    test's hand-made one)."""
+    params = op.params
+    if not isinstance(params, OperatorParams):
+        raise InternalError(
+            f"operator {op.kind}: params is a {type(params).__name__}, not an OperatorParams "
+            "(aot.operators.params_of builds one)"
+        )
+    if not params.operands or not isinstance(params, expected):
         return None
-    else:
-        typed = params_of(op.kind, values)
-    return typed if isinstance(typed, expected) else None
+    return params
 
 
 __all__ = [
@@ -95,6 +100,7 @@ __all__ = [
     "Operator",
     "OperatorKind",
     "OperatorParams",
+    "PoolParams",
     "RequantizedParams",
     "operator_params",
     "params_class",

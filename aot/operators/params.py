@@ -1,9 +1,9 @@
 """The typed parameters of the int8 operators: one frozen dataclass per operator family.
 
 The importer bakes these values into each operator's TE compute and records them on its
-PrimFunc (``aot.params``, aot/naming.py); partitioning hands them to the backends as a
-plain mapping, and :func:`aot.operators.operator_params` turns that mapping into the
-family's dataclass here, the one place that reads it by key. Field names are the TE
+PrimFunc (``aot.params``, aot/naming.py); partitioning reads them back and builds the
+kind's dataclass here (:func:`aot.operators.params_of`, the one place that reads them by
+key), and backends get that object as ``OperatorInfo.params``. Field names are the TE
 compute's keyword names, so the importer's attribute dict and the dataclass agree by
 construction; a compute that gains a plain-valued argument needs the field here too
 (:meth:`OperatorParams.from_mapping` refuses a key it does not know).
@@ -149,3 +149,16 @@ class AddParams(OperatorParams):
         if which == "rhs":
             return self.rhs_offset, self.rhs_multiplier, self.rhs_shift
         raise ValueError(f"an ADD has inputs lhs and rhs, not {which!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolParams(OperatorParams):
+    """AVERAGE_POOL_2D: ``filter_size`` and ``strides`` are (h, w), ``padding`` is (top,
+    left); no rescale (input and output share scale and zero point), then the clamp."""
+
+    out_shape: tuple[int, ...]
+    filter_size: tuple[int, int]
+    strides: tuple[int, int]
+    padding: tuple[int, int]
+    act_min: int
+    act_max: int

@@ -12,7 +12,7 @@ handler, its compute and the docs (docs/architecture.md, "Adding an operator").
 from __future__ import annotations
 
 from aot.operators.entries import CORE_FAMILY, Operator, OperatorKind
-from aot.operators.params import AddParams, ConvParams, FullyConnectedParams
+from aot.operators.params import AddParams, ConvParams, FullyConnectedParams, PoolParams
 
 # Every int8 handler requires quantized int8 tensors (``_Importer.expect``); the summary
 # says they are per-tensor, so "int8" alone means exactly that.
@@ -58,6 +58,7 @@ _TABLE: dict[str, Operator] = {
         _INT8_OR_INT16_ANY_ZP,
         f"4-D NHWC; SAME or VALID padding (padded taps are not counted); any filter and "
         f"stride, no dilation; {_FUSED}",
+        kinds=(OperatorKind("average_pool2d_int8", PoolParams, CORE_FAMILY, "average_pool2d"),),
     ),
     "BATCH_MATMUL": Operator(
         "int8, both inputs per-tensor (any zero points); the second may be a constant",

@@ -33,6 +33,7 @@ from aot.backends.base import (
 from aot.backends.regions import region_outputs
 from aot.errors import AotError, ConfigError, UnsupportedError
 from aot.frontend.model import ImportedModel
+from aot.operators import GenericParams, params_of
 
 CODEGEN_ATTR = "Codegen"
 COMPOSITE_ATTR = "Composite"
@@ -100,7 +101,8 @@ def source_index(call: Any) -> int | None:
 
 def operator_info(module: Any, call: Any, source: Any = None) -> OperatorInfo | None:
     """The :class:`OperatorInfo` of a ``call_tir`` whose PrimFunc the importer annotated,
-    else None (operators of the stock frontends carry no kind)."""
+    with its ``aot.params`` as the kind's dataclass (aot/operators), else None (operators
+    of the stock frontends carry no kind)."""
     from tvm import ir
 
     callee = call.args[0]
@@ -110,13 +112,16 @@ def operator_info(module: Any, call: Any, source: Any = None) -> OperatorInfo | 
     attrs = func.attrs
     if attrs is None or OPERATOR_KIND_ATTR not in attrs:
         return None
-    params = python_value(attrs[OPERATOR_PARAMS_ATTR]) if OPERATOR_PARAMS_ATTR in attrs else {}
+    kind = str(attrs[OPERATOR_KIND_ATTR])
+    params = (
+        params_of(kind, python_value(attrs[OPERATOR_PARAMS_ATTR]))
+        if OPERATOR_PARAMS_ATTR in attrs
+        else GenericParams()
+    )
     args = call.args[1]
     inputs = tuple(tensor_info(a) for a in getattr(args, "fields", [args]))
     output = TensorInfo(tuple(int(d) for d in call.ty.shape.values), str(call.ty.dtype))
-    return OperatorInfo(
-        str(attrs[OPERATOR_KIND_ATTR]), params, inputs, output, source, function=func
-    )
+    return OperatorInfo(kind, params, inputs, output, source, function=func)
 
 
 def _names(module: Any) -> set[str]:

@@ -43,7 +43,7 @@ class Recorder(Backend):
     def patterns(self):
         return [
             OperatorPattern("dw", ("depthwise_conv2d_int8",)),
-            OperatorPattern("pw", ("conv2d_int8",), lambda op: op.params["strides"] == (1, 1)),
+            OperatorPattern("pw", ("conv2d_int8",), lambda op: op.params.strides == (1, 1)),
         ]
 
     def lower(self, region, ctx=None):

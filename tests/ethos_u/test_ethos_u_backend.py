@@ -20,6 +20,7 @@ from aot.backends.ethos_u.backend import INT8_KINDS, EthosUContext
 from aot.boards import load_board
 from aot.errors import ConfigError, ToolchainError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator
+from aot.operators import GenericParams
 from aot.testing.shared import shared_path
 
 pytestmark = pytest.mark.unit
@@ -30,7 +31,7 @@ ACT = TensorInfo((1, 8, 8, 4), "int8")
 def op(index: int, kind: str, tflite: str, output: str) -> OperatorInfo:
     return OperatorInfo(
         kind=kind,
-        params={},
+        params=GenericParams(),
         inputs=(ACT,),
         output=ACT,
         source=SourceOperator(index, tflite, output),
@@ -64,7 +65,7 @@ def test_takes_what_vela_puts_on_the_npu(backend: EthosUBackend, prepared: Ethos
     assert pattern.check(CONV1) and pattern.check(CONV2)
     assert not pattern.check(L2)  # Vela leaves it to the CPU
     # An operator aot cannot tie to a source tensor is never claimed.
-    assert not pattern.check(OperatorInfo("conv2d_int8", {}, (ACT,), ACT, None))
+    assert not pattern.check(OperatorInfo("conv2d_int8", GenericParams(), (ACT,), ACT, None))
 
 
 def test_lower_embeds_the_subgraph_vela_compiled(
@@ -112,7 +113,7 @@ def test_regions_without_source_names_match_in_order() -> None:
     backend keeps no state between lower() calls."""
     backend = EthosUBackend()
     prepared = backend.prepare_tflite(mixed_model(), name="mixed")
-    anonymous = OperatorInfo("conv2d_int8", {}, (ACT,), ACT, None)
+    anonymous = OperatorInfo("conv2d_int8", GenericParams(), (ACT,), ACT, None)
     first = Region("r0", backend.name, (anonymous,), params=(ACT,), outputs=(ACT,))
     second = Region("r1", backend.name, (anonymous,), params=(ACT,), outputs=(ACT,))
     one = backend.lower(first, LowerContext(prepared))

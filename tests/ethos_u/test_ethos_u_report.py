@@ -10,6 +10,7 @@ from aot.backends.ethos_u import EthosUBackend
 from aot.backends.ethos_u.report import format_report
 from aot.frontend import import_model
 from aot.frontend.model import SourceOperator
+from aot.operators import GenericParams
 from aot.testing.shared import mlperf_tiny
 
 pytestmark = pytest.mark.unit
@@ -53,4 +54,4 @@ def test_mixed_model_lists_the_cpu_operator() -> None:
 
 def _info(source: SourceOperator) -> OperatorInfo:
     t = TensorInfo((1,), "int8")
-    return OperatorInfo("conv2d_int8", {}, (t,), t, source)
+    return OperatorInfo("conv2d_int8", GenericParams(), (t,), t, source)

@@ -75,7 +75,7 @@ def test_descriptors_follow_the_importers_parameters() -> None:
     first, dense = descriptor(ops[0]), descriptor(ops[-1])
     assert (first.in_h, first.in_w, first.out_h, first.out_w, first.out_c) == (49, 10, 25, 5, 64)
     assert (first.stride, first.padding, first.input_offset) == ((2, 2), (4, 1), 0)
-    assert first.pad_value == ops[0].params["input_zp"]
+    assert first.pad_value == ops[0].params.input_zp
     assert (first.requant.mode, first.requant.rounding) == ("packed", "double")
     assert (dense.batches, dense.depth, dense.out_c) == (1, 64, 12)
     assert (dense.requant.mode, dense.requant.rounding) == ("per_tensor", "single")

@@ -109,9 +109,12 @@ def test_a_kind_without_an_entry_keeps_its_values_generic() -> None:
 
 def test_operators_without_the_importers_params_have_none() -> None:
     class Op:
-        kind, params = "conv2d_int8", {}
+        kind, params = "conv2d_int8", GenericParams()
 
     assert operator_params(Op(), OperatorParams) is None
-    Op.params = {"operands": ("data",), "rounding": "double"}  # not a convolution's
-    with pytest.raises(InternalError):
+    Op.params = params_of("tile_int8", {"operands": ("data",), "multiples": (2,)})
+    assert operator_params(Op(), OperatorParams) is Op.params
+    assert operator_params(Op(), ConvParams) is None  # of another family
+    Op.params = {"operands": ("data",), "rounding": "double"}  # a mapping: not typed
+    with pytest.raises(InternalError, match="params_of"):
         operator_params(Op(), ConvParams)

@@ -8,6 +8,7 @@ import pytest
 
 from aot.backends import Backend, OperatorPattern
 from aot.frontend import import_model
+from aot.operators import ConvParams
 from aot.partition import partition, region_operators
 
 pytestmark = pytest.mark.unit
@@ -39,8 +40,9 @@ def test_operators_carry_kind_and_typed_quantization(tiny) -> None:
     backend = Takes("probe", ("conv2d_int8",), lambda op: seen.append(op) or False)
     assert partition(tiny, [backend]).regions == {}  # the check said no to each
     first = seen[0]
-    assert first.params["strides"] == (2, 2) and first.params["output_zp"] == -128
-    assert first.params["operands"] == ("data", "weight", "bias", "multiplier")
+    assert isinstance(first.params, ConvParams)
+    assert first.params.strides == (2, 2) and first.params.output_zp == -128
+    assert first.params.operands == ("data", "weight", "bias", "multiplier")
     assert first.inputs[1].is_constant and first.inputs[1].dtype == "int8"
     assert first.output.shape == (1, 8, 8, 8)
 
@@ -51,7 +53,7 @@ def test_without_accelerators_the_module_is_untouched(tiny) -> None:
 
 
 def test_predicate_selects_by_parameters(tiny) -> None:
-    backend = Takes("acc", ("conv2d_int8",), lambda op: op.params["strides"] == (1, 1))
+    backend = Takes("acc", ("conv2d_int8",), lambda op: op.params.strides == (1, 1))
     partitioned = partition(tiny, [backend])
     assert list(partitioned.regions.values()) == ["acc"]
     (region,) = partitioned.regions

@@ -918,8 +918,10 @@ def _average_pool(imp: _Importer, bb: Any, op: Any, ins: list[int], out: _Tensor
     from aot.ops import int8
 
     kwargs = _pool(imp, op, ins, out)
-    name = f"average_pool2d_{imp.tensors[ins[0]].dtype}"
-    return imp.emit(bb, int8.average_pool2d, imp.value(ins[0]), name=name, **kwargs)
+    data = imp.value(ins[0])
+    if imp.tensors[ins[0]].dtype == "int8":  # the typed kind (aot/operators/table.py)
+        return imp.emit(bb, int8.average_pool2d, data, name="average_pool2d_int8", **kwargs)
+    return imp.emit(bb, int8.average_pool2d, data, name="average_pool2d_int16", **kwargs)
 
 
 @_handler("MAX_POOL_2D")

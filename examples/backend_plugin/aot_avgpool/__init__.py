@@ -3,13 +3,15 @@
 from pathlib import Path
 
 from aot.backends import Artifact, Backend, EmittedCode, OperatorPattern, RuntimeFiles
+from aot.operators import PoolParams, operator_params
 
 HERE = Path(__file__).parent
 
 
 def takes(op):
     # Batch 1, VALID padding: every window has all its taps, so the divisor is constant.
-    return op.output.shape[0] == 1 and tuple(op.params["padding"]) == (0, 0)
+    p = operator_params(op, PoolParams)  # the typed parameters; None for another family
+    return p is not None and op.output.shape[0] == 1 and p.padding == (0, 0)
 
 
 class AvgPool(Backend):
@@ -25,9 +27,9 @@ class AvgPool(Backend):
         (op,) = region.operators
         _, height, width, channels = op.inputs[0].shape
         _, out_h, out_w, _ = op.output.shape
-        p = op.params
-        dims = (height, width, channels, out_h, out_w, *p["filter_size"], *p["strides"])
-        return Artifact(region.symbol, payload=(*dims, p["act_min"], p["act_max"]))
+        p = op.params  # PoolParams: takes() said so
+        dims = (height, width, channels, out_h, out_w, *p.filter_size, *p.strides)
+        return Artifact(region.symbol, payload=(*dims, p.act_min, p.act_max))
 
     def emit(self, step, artifact, ctx):
         data, output = ctx.args  # the region's one parameter, then its one output

@@ -1,6 +1,7 @@
 """A tiny out-of-tree backend for aot's tests: it is found only through its entry point.
 
-It takes int8 2-D convolutions with stride 1 (a predicate on the typed parameters), lowers
+It takes int8 2-D convolutions with stride 1 (a predicate on the typed parameters,
+``aot.operators.ConvParams``), lowers
 each through TIR with its own (empty) schedule, emits the kernel with aot's C printer
 under its own symbol, and calls it between ``tinyacc_begin`` and ``tinyacc_end`` of its
 small runtime, passing a descriptor constant that the runtime checks.
@@ -20,9 +21,16 @@ from aot.backends import (
     OperatorPattern,
     RuntimeFiles,
 )
+from aot.operators import ConvParams, operator_params
 
 RUNTIME = Path(__file__).parent / "runtime"
 MAGIC = 0x7A11AC
+
+
+def stride_1(op):
+    """A convolution with stride 1 (its typed parameters: None for another family)."""
+    p = operator_params(op, ConvParams)
+    return p is not None and p.strides == (1, 1)
 
 
 class TinyAcc(Backend):
@@ -35,7 +43,7 @@ class TinyAcc(Backend):
             OperatorPattern(
                 "conv2d_stride1",
                 ("conv2d_int8",),
-                lambda op: tuple(op.params["strides"]) == (1, 1) and op.output.dtype == "int8",
+                lambda op: stride_1(op) and op.output.dtype == "int8",
             )
         ]
 
@@ -53,7 +61,7 @@ class TinyAcc(Backend):
             mod = tvm.transform.Sequential(tir_passes())(mod)
         func = mod["k"]
         out_elems = int(np.prod(op.output.shape))
-        descriptor = np.array([MAGIC, out_elems, op.params["input_zp"]], dtype=np.int32)
+        descriptor = np.array([MAGIC, out_elems, op.params.input_zp], dtype=np.int32)
         return Artifact(
             region.symbol,
             tir=func,
@@ -130,7 +138,7 @@ class FailsIn(TinyAcc):
 
         def check(op):
             self._maybe_fail("predicate")
-            return tuple(op.params["strides"]) == (1, 1)
+            return stride_1(op)
 
         return [OperatorPattern("conv2d_stride1", ("conv2d_int8",), check)]
 
