@@ -12,7 +12,7 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -150,24 +150,6 @@ class FlashRunner:
         return self.runners.get(runner)
 
 
-def region_named(board: str, memories: Sequence[MemoryRegion], name: str) -> MemoryRegion:
-    """The memory ``name`` of a board's ``memories``; a one-line error listing them."""
-    for region in memories:
-        if region.name == name:
-            return region
-    known = ", ".join(r.name for r in memories) or "none"
-    raise ConfigError(f"board '{board}' has no memory region '{name}'; regions: {known}")
-
-
-def first_region_holding(board: str, memories: Sequence[MemoryRegion], kind: str) -> MemoryRegion:
-    """The first of a board's ``memories`` (in its order, fast first) that may hold
-    ``kind``."""
-    for region in memories:
-        if region.may_hold(kind):
-            return region
-    raise ConfigError(f"board '{board}' has no memory region that may hold {kind}")
-
-
 @dataclass(frozen=True)
 class Board:
     name: str
@@ -230,11 +212,18 @@ class Board:
         )
 
     def region(self, name: str) -> MemoryRegion:
-        return region_named(self.name, self.memories, name)
+        for region in self.memories:
+            if region.name == name:
+                return region
+        known = ", ".join(r.name for r in self.memories) or "none"
+        raise ConfigError(f"board '{self.name}' has no memory region '{name}'; regions: {known}")
 
     def default_region(self, kind: str) -> MemoryRegion:
         """The first region (in board order) that may hold ``kind``."""
-        return first_region_holding(self.name, self.memories, kind)
+        for region in self.memories:
+            if region.may_hold(kind):
+                return region
+        raise ConfigError(f"board '{self.name}' has no memory region that may hold {kind}")
 
     @property
     def boot_region(self) -> MemoryRegion:

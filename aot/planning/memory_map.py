@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from aot.artifacts.manifest import LibraryManifest
-from aot.boards import Board, MemoryRegion, first_region_holding, region_named
+from aot.boards import Board, MemoryRegion
 from aot.errors import ConfigError, PlanningError
 from aot.planning.model import DEFAULT_TARGETS, Pool, PoolSpec
 from aot.planning.pools_file import targets_reaching, with_reach
@@ -63,11 +63,18 @@ class BoardMemories:
         return cls(board.name, board.memories, accelerators, mapped)
 
     def region(self, name: str) -> MemoryRegion:
-        return region_named(self.name, self.memories, name)
+        for region in self.memories:
+            if region.name == name:
+                return region
+        known = ", ".join(r.name for r in self.memories) or "none"
+        raise ConfigError(f"board '{self.name}' has no memory region '{name}'; regions: {known}")
 
     def default_region(self, kind: str) -> MemoryRegion:
         """The first memory (in board order) that may hold ``kind``."""
-        return first_region_holding(self.name, self.memories, kind)
+        for region in self.memories:
+            if region.may_hold(kind):
+                return region
+        raise ConfigError(f"board '{self.name}' has no memory region that may hold {kind}")
 
     def reached_by(self, accelerator: str) -> tuple[str, ...]:
         """The memories the accelerator named ``accelerator`` reaches; a one-line error
