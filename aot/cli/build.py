@@ -224,6 +224,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
     board = load_board(args.board)
     # --board path/b.yaml: later commands load that file, not a board of its name.
     board_file = board_file_for_metadata(board)
+    ram_budget = None if args.ram_budget is None else parse_size(args.ram_budget, "--ram-budget")
     library = CompileOptions(
         name=args.name or model_name_from_path(args.model),
         frontend=args.frontend,
@@ -232,7 +233,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         io_in_pool=args.io_in_pool,
         profile=args.profile,
         trace=args.trace,
-        ram_budget=_ram_budget(args.ram_budget),
+        ram_budget=ram_budget,
         frontier=args.frontier,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
@@ -300,12 +301,3 @@ def run(args: argparse.Namespace) -> int:
                 f"with: {summary['west_command']}"
             )
     return 0
-
-
-def _ram_budget(value: str | None) -> int | None:
-    if value is None:
-        return None
-    budget = parse_size(value, "--ram-budget")
-    if budget <= 0:
-        raise ConfigError(f"--ram-budget {value}: give the most bytes the model may use, e.g. 40K")
-    return budget

@@ -379,7 +379,7 @@ def as_convolution(info: OperatorInfo) -> OperatorInfo:
     data = np.ascontiguousarray(np.asarray(weight.data).transpose(3, 1, 2, 0))
     inputs = list(info.inputs)
     inputs[index] = replace(weight, shape=data.shape, data=data)
-    params = {**info.params, "depth_multiplier": 1}
+    params = replace(convolution(info), depth_multiplier=1)
     return replace(info, kind=CONV, inputs=tuple(inputs), params=params)
 
 

@@ -18,11 +18,11 @@ between them. Its size is the most one operator needs at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from aot.backends.base import Artifact, EmitContext, EmittedCode, RuntimeFiles
+from aot.backends.base import Artifact, EmitContext, EmittedCode
 from aot.errors import InternalError
 
 # Bytes every tile buffer is aligned to: word loads of the DSP kernels need 4; the
@@ -97,23 +97,6 @@ class PatchStage:
         """Operator ``operator``'s kernel scratch: just above the low-end tile in use."""
         even = operator if operator % 2 == 0 else operator - 1
         return self.buffers[even]
-
-
-def runtime_of(artifacts: Sequence[Artifact]) -> RuntimeFiles:
-    """Every source and header the chain's kernels need, each once."""
-    sources: dict[Any, None] = {}
-    headers: dict[Any, None] = {}
-    include_dirs: dict[Any, None] = {}
-    defines: dict[str, str] = {}
-    for artifact in artifacts:
-        files = artifact.runtime
-        if files is None:
-            continue
-        sources.update(dict.fromkeys(files.sources))
-        headers.update(dict.fromkeys(files.headers))
-        include_dirs.update(dict.fromkeys(files.include_dirs))
-        defines.update(files.defines)
-    return RuntimeFiles(tuple(sources), tuple(headers), tuple(include_dirs), defines)
 
 
 def emit_patch_stage(backend: Any, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:

@@ -125,6 +125,7 @@ def chain_at_start(lowered: Any) -> list[tuple[Any, Window]]:
     for step in lowered.steps:
         for t in set(step.reads):
             readers.setdefault(t, []).append(step)
+    by_symbol = {a.symbol: a for a in lowered.artifacts}
     chain: list[tuple[Any, Window]] = []
     current = inputs[0]
     while True:
@@ -133,7 +134,7 @@ def chain_at_start(lowered: Any) -> list[tuple[Any, Window]]:
         if len(activation) != 1 or (chain and len(steps) != 1):
             break
         step = activation[0]
-        window = _window(step, lowered.artifact(step.kernel))
+        window = _window(step, by_symbol[step.kernel])
         if window is None or len(step.outputs) != 1:
             break
         chain.append((step, window))
@@ -178,6 +179,22 @@ def _peak(lowered: Any, io_in_pool: bool) -> int:
     return max(_live(lowered, io_in_pool), default=0)
 
 
+def _runtime_of(artifacts: Sequence[Any]) -> Any:
+    """Every source and header the chain's kernels need, each once."""
+    from aot.backends.base import RuntimeFiles
+
+    sources: dict[Any, None] = {}
+    headers: dict[Any, None] = {}
+    include_dirs: dict[Any, None] = {}
+    defines: dict[str, str] = {}
+    for files in (a.runtime for a in artifacts if a.runtime is not None):
+        sources.update(dict.fromkeys(files.sources))
+        headers.update(dict.fromkeys(files.headers))
+        include_dirs.update(dict.fromkeys(files.include_dirs))
+        defines.update(files.defines)
+    return RuntimeFiles(tuple(sources), tuple(headers), tuple(include_dirs), defines)
+
+
 def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPlan) -> Any:
     """The lowered model with ``chain``'s steps replaced by one patch-stage step, at the
     position of the chain's last step."""
@@ -189,11 +206,11 @@ def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPla
         TileCopy,
         TileKernelCall,
         align,
-        runtime_of,
     )
 
     steps = [step for step, _ in chain]
-    artifacts = [lowered.artifact(step.kernel) for step in steps]
+    by_symbol = {a.symbol: a for a in lowered.artifacts}
+    artifacts = [by_symbol[step.kernel] for step in steps]
     stage_input, stage_output = steps[0].args[0], steps[-1].outputs[0]
     args: list[int] = [stage_input, stage_output]
     arguments = []
@@ -248,7 +265,7 @@ def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPla
         symbol,
         payload=stage,
         scratch_bytes=stage.scratch_bytes,
-        runtime=runtime_of(artifacts),
+        runtime=_runtime_of(artifacts),
     )
     stage_step = replace(
         steps[-1],
@@ -297,6 +314,7 @@ def _candidates(lowered: Any, chain: Sequence[tuple[Any, Window]]) -> list[_Cand
     beats on both."""
     from aot.kernels.patches import align
 
+    by_symbol = {a.symbol: a for a in lowered.artifacts}
     found = []
     for start in range(len(chain)):
         if chain[start][1].kernel == (1, 1):
@@ -308,7 +326,7 @@ def _candidates(lowered: Any, chain: Sequence[tuple[Any, Window]]) -> list[_Cand
             whole = (first.in_hw[0] * first.in_hw[1] * first.in_channels
                      + last.out_hw[0] * last.out_hw[1] * last.out_channels)  # fmt: skip
             kernel_scratch = max(align(step.scratch_bytes) for step, _ in part)
-            rates = [_rate(step, lowered.artifact(step.kernel)) for step, _ in part]
+            rates = [_rate(step, by_symbol[step.kernel]) for step, _ in part]
             untiled = [w.macs(_whole(w)) for w in windows]
             best: list[_Candidate] = []
             for grid in grids(last.out_hw, MOST_TILES_PER_AXIS):
@@ -423,7 +441,8 @@ def apply_stages(lowered: Any, stages: Sequence[Stage]) -> Any:
         part = chain_at_start(lowered)[stage.start : stage.stop]
         if len(part) != stage.length:
             raise InternalError(f"the chain has no operators {stage.start}-{stage.stop - 1}")
-        lowered = with_stage(lowered, part, plan_patches([w for _, w in part], stage.grid))
+        plan = plan_patches([w for _, w in part], stage.grid)
+        lowered = with_stage(lowered, part, plan)
     return lowered
 
 
@@ -488,7 +507,7 @@ def plan_schedule(
         windows = [w for _, w in chain[stage.start : stage.stop]]
         plan = plan_patches(windows, stage.grid)
         symbol = f"{chain[stage.start][0].kernel}_stage"
-        artifact = staged.artifact(symbol)
+        artifact = next(a for a in staged.artifacts if a.symbol == symbol)
         stage_infos.append(
             StageInfo(
                 first=stage.start,
