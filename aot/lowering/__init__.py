@@ -14,7 +14,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from aot.backends.base import CPU_TARGET, Artifact, Backend, LowerContext, Region
+from aot.backends.base import (
+    CPU_TARGET,
+    Artifact,
+    Backend,
+    BackendConstant,
+    LowerContext,
+    Region,
+)
 from aot.errors import AotError, InternalError, UnsupportedError
 from aot.frontend.model import ImportedModel, SourceOperator, TensorSpec
 from aot.lowering.macs import kernel_macs
@@ -308,6 +315,37 @@ class _GraphBuilder:
                 io_index=index,
             )
 
+    def name_after(self, ids: list[int], source: tuple[SourceOperator, ...]) -> None:
+        """Tensors ``ids`` without a source name take the tensor the last of ``source``
+        writes (what reports call them)."""
+        for t in ids:
+            if source and self.tensors[t].source is None:
+                self.tensors[t] = replace(self.tensors[t], source=source[-1].output)
+
+    def add_backend_constant(self, backend: Backend, constant: BackendConstant) -> int:
+        """A backend's constant (a command stream, packed weights) as a constant tensor."""
+        data = np.ascontiguousarray(constant.data).reshape(-1)
+        tensor = Tensor(
+            len(self.tensors), c_identifier(constant.name), data.shape, str(data.dtype),
+            CONSTANT, data=data, source=f"{backend.name} {constant.name}",
+            alignment=max(constant.alignment, backend.alignment),
+        )  # fmt: skip
+        self.tensors.append(tensor)
+        return tensor.id
+
+    def name_next_states(self, alias: dict[int, int]) -> None:
+        """Reports name a next state after its state, not after the operator's output."""
+        for next_id, state_id in self.state_updates:
+            next_id = alias.get(next_id, next_id)
+            state = self.tensors[state_id].source
+            self.tensors[next_id] = replace(self.tensors[next_id], source=f"{state} (next)")
+
+    def mark_unused(self, ids: set[int]) -> None:
+        """Constants among ``ids`` (no step reads them any more) are not emitted."""
+        for tensor_id in sorted(ids):
+            if self.tensors[tensor_id].kind == CONSTANT:
+                self.tensors[tensor_id] = replace(self.tensors[tensor_id], kind=UNUSED)
+
 
 def _grouped_sources(module: object) -> dict[str, tuple[int, ...]]:
     """The source operator indices inside each function FuseOps grouped, by its name
@@ -375,195 +413,205 @@ def _region_name(value: object, regions: dict[str, str]) -> str | None:
     return None
 
 
-def lower(
-    model: PartitionedModel | ImportedModel,
-    name: str,
-    progress: object = None,
-    cpu: Backend | None = None,
-) -> LoweredModel:
-    """Lower a partitioned model to per-step artifacts and a step graph (in the frontend's
-    order; ``aot.planning.schedule.schedule`` orders it for memory). An ``ImportedModel`` is
-    partitioned first with no accelerator: everything goes to the CPU."""
+def legalized(module: object) -> tuple[object, dict[str, tuple[int, ...]]]:
+    """``module`` after the stock Relax passes (:func:`relax_passes`: legalize, fuse, fuse
+    TIR), and the source operators inside each function FuseOps grouped, by the name of
+    the PrimFunc FuseTIR makes of it (:func:`_grouped_sources`)."""
     import tvm
 
-    from aot.backends.cpu import CpuBackend
-
-    partitioned = model if isinstance(model, PartitionedModel) else partition(model)
-    imported = partitioned.imported
-    cpu = cpu or CpuBackend()
-    backends: dict[str, Backend] = {CPU_TARGET: cpu}
-    backends.update({b.name: b for b in partitioned.backends})
-
-    module = partitioned.module
     passes = relax_passes()
     fused = next(i for i, p in enumerate(passes) if p.info.name == "FuseOps") + 1
     with tvm.transform.PassContext(opt_level=3):
         module = tvm.transform.Sequential(passes[:fused])(module)
         grouped = _grouped_sources(module)
         module = tvm.transform.Sequential(passes[fused:])(module)
-    builder = _GraphBuilder(imported, partitioned.regions)
-    builder.build(module["main"])
+    return module, grouped
 
-    used = sorted({prim for prim, *_ in builder.steps})
-    artifacts: dict[str, Artifact] = {}
-    copies: set[str] = set()
-    macs: dict[str, int] = {}
-    for prim_name in used:
-        if prim_name in partitioned.regions:
-            continue
-        if progress is not None:
-            progress(f"lowering {prim_name}")
-        macs[prim_name] = kernel_macs(module[prim_name])
-        artifacts[prim_name] = cpu.lower_primfunc(module, prim_name, kernel_symbol(name, prim_name))
-        if cpu.is_identity_copy(artifacts[prim_name]):
-            copies.add(prim_name)
 
-    # A copy into an intermediate tensor becomes an alias of its source: no call, no buffer.
+def lower(
+    model: PartitionedModel | ImportedModel,
+    name: str,
+    progress: object = None,
+    cpu: Backend | None = None,
+) -> LoweredModel:
+    """Lower a partitioned model to per-step artifacts and a step graph, in the frontend's
+    order (``aot.planning.schedule.schedule`` orders it for memory). An ``ImportedModel``
+    is partitioned first with no accelerator: everything goes to the CPU.
+
+    The stock Relax passes legalize and fuse what the CPU keeps (:func:`legalized`), the
+    walk over ``main`` makes the tensors and the calls (:class:`_GraphBuilder`), and each
+    call becomes a step of its backend (:func:`_lower_steps`)."""
+    from aot.backends.cpu import CpuBackend
+
+    partitioned = model if isinstance(model, PartitionedModel) else partition(model)
+    cpu = cpu or CpuBackend()
+    backends: dict[str, Backend] = {CPU_TARGET: cpu}
+    backends.update({b.name: b for b in partitioned.backends})
+    module, grouped = legalized(partitioned.module)
+    graph = _GraphBuilder(partitioned.imported, partitioned.regions)
+    graph.build(module["main"])
+    lowered = _lower_steps(partitioned, module, grouped, graph, backends, name, progress)
+    return LoweredModel(
+        name=name,
+        imported=partitioned.imported,
+        tensors=tuple(graph.tensors),
+        steps=lowered.steps,
+        artifacts=lowered.artifacts,
+        backends=backends,
+        state_updates=lowered.state_updates,
+    )
+
+
+@dataclass(frozen=True)
+class _LoweredSteps:
+    steps: tuple[Step, ...]
+    artifacts: tuple[Artifact, ...]  # one per kernel, in emission order
+    state_updates: tuple[tuple[int, int], ...]  # (next-state tensor, state tensor)
+
+
+def _lower_steps(
+    partitioned: PartitionedModel,
+    module: object,
+    grouped: dict[str, tuple[int, ...]],
+    graph: _GraphBuilder,
+    backends: dict[str, Backend],
+    name: str,
+    progress: object = None,
+) -> _LoweredSteps:
+    """Each call of ``main``, in the frontend's order, as a step of its backend: a region
+    through the backend's ``lower`` (:func:`_region_step`), a CPU PrimFunc through
+    ``lower_primfunc`` at its first call (the calls that share it share its artifact). A
+    CPU copy into an intermediate tensor becomes an alias of its source, no call and no
+    buffer, so the calls after it read the source."""
+    imported, regions = partitioned.imported, partitioned.regions
+    cpu = backends[CPU_TARGET]
     alias: dict[int, int] = {}
     steps: list[Step] = []
     dropped: set[int] = set()  # tensors a backend said it does not read
-    per_step: dict[str, Artifact] = {}
+    artifacts: dict[str, Artifact] = {}  # by PrimFunc or region name
+    per_step: dict[str, Artifact] = {}  # of a backend that names each call's artifact
     # Each backend's artifacts so far, in execution order: its LowerContext.earlier.
     lowered_by: dict[str, list[Artifact]] = {}
-    for prim_name, raw_args, raw_outs, value, index in builder.steps:
+    copies: set[str] = set()  # CPU PrimFuncs that only copy their input
+    macs: dict[str, int] = {}
+    for prim_name, raw_args, raw_outs, value, index in graph.steps:
         args = [alias.get(t, t) for t in raw_args]
         outs = [alias.get(t, t) for t in raw_outs]
-        out_tensor = builder.tensors[outs[0]]
-        if prim_name in partitioned.regions:
-            operators = region_operators(module, module[prim_name], imported.sources)
-            source = tuple(op.source for op in operators if op.source is not None)
-            macs[prim_name] = sum(kernel_macs(op.function) for op in operators)
-        else:
-            source = _source_of(imported, value, out_tensor, index, grouped.get(prim_name, ()))
-        for t in outs:
-            if source and builder.tensors[t].source is None:
-                builder.tensors[t] = replace(builder.tensors[t], source=source[-1].output)
-        if prim_name in copies and out_tensor.kind == INTERMEDIATE:
-            alias[outs[0]] = args[0]
-            continue
-        backend_name = partitioned.regions.get(prim_name, CPU_TARGET)
-        backend = backends[backend_name]
-        arg_targets: tuple[str, ...] = ()
-        scratch_targets: tuple[str, ...] = ()
-        if backend_name == CPU_TARGET:
-            artifact = artifacts[prim_name]
-            params = artifact.tir.params
-            if len(params) != len(args):
-                raise InternalError(
-                    f"kernel {artifact.symbol} takes {len(params)} buffers, the graph passes "
-                    f"{len(args)}"
-                )
-        else:
+        if prim_name in regions:
+            backend = backends[regions[prim_name]]
+            earlier = lowered_by.setdefault(backend.name, [])
+            ctx = LowerContext(partitioned.contexts.get(backend.name), tuple(earlier))
+            symbol = kernel_symbol(name, prim_name)
             if progress is not None:
-                progress(f"lowering {prim_name} on {backend_name}")
-            earlier = lowered_by.setdefault(backend_name, [])
-            ctx = LowerContext(partitioned.contexts.get(backend_name), tuple(earlier))
-            artifact = _lower_region(
-                backend, module, prim_name, kernel_symbol(name, prim_name), builder, args, outs,
-                ctx,
-            )  # fmt: skip
+                progress(f"lowering {prim_name} on {backend.name}")
+            step, artifact = _region_step(
+                len(steps), backend, ctx, module, prim_name, symbol, graph, args, outs, dropped
+            )
             earlier.append(artifact)
             artifacts[prim_name] = artifact
-            # Region numbering (params, then outputs) -> who touches each argument.
-            cpu_side = set(artifact.cpu_operands)
-            targets = [CPU_TARGET if i in cpu_side else backend.target for i in range(len(args))]
-            if artifact.symbol != kernel_symbol(name, prim_name):
-                # A backend that names each call's artifact (one per step): keep them all.
-                per_step[artifact.symbol] = artifact
-            if artifact.unused_params:
-                unused = set(artifact.unused_params)
-                dropped.update(a for i, a in enumerate(args) if i in unused)
-                args = [a for i, a in enumerate(args) if i not in unused]
-                targets = [t for i, t in enumerate(targets) if i not in unused]
-            for constant in artifact.constants:
-                data = np.ascontiguousarray(constant.data).reshape(-1)
-                tensor_id = len(builder.tensors)
-                builder.tensors.append(
-                    Tensor(tensor_id, c_identifier(constant.name), data.shape, str(data.dtype),
-                           CONSTANT, data=data, source=f"{backend_name} {constant.name}",
-                           alignment=max(constant.alignment, backend.alignment))
-                )  # fmt: skip
-                args.append(tensor_id)
-                targets.append(backend.target)
-            arg_targets = tuple(targets) if cpu_side else ()
-            scratch_targets = (CPU_TARGET, backend.target) if artifact.cpu_scratch else ()
-        steps.append(
-            Step(
-                len(steps),
-                artifact.symbol,
-                prim_name,
-                tuple(args),
-                tuple(outs),
-                artifact.scratch_bytes,
-                artifact.elementwise,
-                source,
-                macs.get(prim_name, 0),
-                backend=backend_name,
-                target=backend.target,
-                arg_targets=arg_targets,
-                scratch_targets=scratch_targets,
+            if artifact.symbol != symbol:
+                per_step[artifact.symbol] = artifact  # one per call: keep them all
+            steps.append(step)
+            continue
+        source = _source_of(
+            imported, value, graph.tensors[outs[0]], index, grouped.get(prim_name, ())
+        )
+        graph.name_after(outs, source)
+        if prim_name not in artifacts:
+            if progress is not None:
+                progress(f"lowering {prim_name}")
+            macs[prim_name] = kernel_macs(module[prim_name])  # type: ignore[index]
+            symbol = kernel_symbol(name, prim_name)
+            artifacts[prim_name] = cpu.lower_primfunc(module, prim_name, symbol)  # type: ignore[attr-defined]
+            if cpu.is_identity_copy(artifacts[prim_name]):  # type: ignore[attr-defined]
+                copies.add(prim_name)
+        if prim_name in copies and graph.tensors[outs[0]].kind == INTERMEDIATE:
+            alias[outs[0]] = args[0]
+            continue
+        artifact = artifacts[prim_name]
+        if len(artifact.tir.params) != len(args):
+            raise InternalError(
+                f"kernel {artifact.symbol} takes {len(artifact.tir.params)} buffers, the graph "
+                f"passes {len(args)}"
             )
-        )
-    for next_id, state_id in builder.state_updates:
-        # Reports name a next state after its state, not after the operator's output.
-        state = builder.tensors[state_id]
-        next_id = alias.get(next_id, next_id)
-        builder.tensors[next_id] = replace(
-            builder.tensors[next_id], source=f"{state.source} (next)"
-        )
+        step = Step(
+            len(steps), artifact.symbol, prim_name, tuple(args), tuple(outs),
+            artifact.scratch_bytes, artifact.elementwise, source, macs[prim_name],
+            backend=CPU_TARGET, target=cpu.target,
+        )  # fmt: skip
+        steps.append(step)
+    graph.name_next_states(alias)
     read = {t for step in steps for t in step.args}
-    for tensor_id in sorted(dropped - read):
-        if builder.tensors[tensor_id].kind == CONSTANT:
-            builder.tensors[tensor_id] = replace(builder.tensors[tensor_id], kind=UNUSED)
+    graph.mark_unused(dropped - read)
+    used = sorted({prim for prim, *_ in graph.steps})
     called = {step.operator for step in steps}
-    return LoweredModel(
-        name=name,
-        imported=imported,
-        tensors=tuple(builder.tensors),
-        steps=tuple(steps),
-        artifacts=(
+    return _LoweredSteps(
+        tuple(steps),
+        (
             *(artifacts[p] for p in used if p in called and artifacts[p].symbol not in per_step),
             *per_step.values(),
         ),
-        backends=backends,
-        state_updates=tuple((alias.get(n, n), s) for n, s in builder.state_updates),
+        tuple((alias.get(n, n), s) for n, s in graph.state_updates),
     )
 
 
-def _lower_region(
+def _region_step(
+    index: int,
     backend: Backend,
+    ctx: LowerContext,
     module: object,
     region_name: str,
     symbol: str,
-    builder: _GraphBuilder,
+    graph: _GraphBuilder,
     args: list[int],
     outs: list[int],
-    ctx: LowerContext | None = None,
-) -> Artifact:
-    """Ask a backend to lower one of its regions; its failures become one-line errors."""
+    dropped: set[int],
+) -> tuple[Step, Artifact]:
+    """Region ``region_name`` (called with tensors ``args``, writing ``outs``) lowered by
+    its backend as step ``index``: its arguments without the parameters the backend does
+    not read (added to ``dropped``), with the backend's constants, and the target that
+    touches each."""
     function = module[region_name]  # type: ignore[index]
-    tensors = builder.tensors
-    operators = tuple(region_operators(module, function, builder.imported.sources))
+    operators = tuple(region_operators(module, function, graph.imported.sources))
+    source = tuple(op.source for op in operators if op.source is not None)
+    graph.name_after(outs, source)
     params = []
     for tensor_id, param in zip(args, function.params, strict=False):
-        tensor = tensors[tensor_id]
+        tensor = graph.tensors[tensor_id]
         info = tensor_info(param)
         params.append(replace(info, data=tensor.data) if tensor.kind == CONSTANT else info)
-    region = Region(
-        symbol,
-        backend.name,
-        operators,
-        tuple(params),
-        tuple(tensor_info_of(tensors[t]) for t in outs),
-        function,
-        module,
-    )
+    outputs = tuple(tensor_info_of(graph.tensors[t]) for t in outs)
+    region = Region(symbol, backend.name, operators, tuple(params), outputs, function, module)
+    artifact = _lower_region(backend, region, ctx)
+    # Region numbering (params, then outputs) -> who touches each argument.
+    cpu_side = set(artifact.cpu_operands)
+    targets = [CPU_TARGET if i in cpu_side else backend.target for i in range(len(args))]
+    if artifact.unused_params:
+        unused = set(artifact.unused_params)
+        dropped.update(a for i, a in enumerate(args) if i in unused)
+        args = [a for i, a in enumerate(args) if i not in unused]
+        targets = [t for i, t in enumerate(targets) if i not in unused]
+    for constant in artifact.constants:
+        args.append(graph.add_backend_constant(backend, constant))
+        targets.append(backend.target)
+    step = Step(
+        index, artifact.symbol, region_name, tuple(args), tuple(outs), artifact.scratch_bytes,
+        artifact.elementwise, source, sum(kernel_macs(op.function) for op in operators),
+        backend=backend.name, target=backend.target,
+        arg_targets=tuple(targets) if cpu_side else (),
+        scratch_targets=(CPU_TARGET, backend.target) if artifact.cpu_scratch else (),
+    )  # fmt: skip
+    return step, artifact
+
+
+def _lower_region(backend: Backend, region: Region, ctx: LowerContext) -> Artifact:
+    """Ask a backend to lower one of its regions; its failures become one-line errors."""
     try:
-        artifact = backend.lower(region, ctx or LowerContext())
+        artifact = backend.lower(region, ctx)
     except AotError:
         raise
     except Exception as exc:
-        kinds = ", ".join(op.kind for op in operators)
+        kinds = ", ".join(op.kind for op in region.operators)
         raise UnsupportedError(
             f"backend {backend.name} failed to lower {kinds} ({type(exc).__name__}); "
             f"fix its patterns() so it claims only what it can lower, or build without "
@@ -574,7 +622,7 @@ def _lower_region(
             f"backend {backend.name}: lower() returned {type(artifact).__name__}; expected "
             "aot.backends.Artifact"
         )
-    return replace(artifact, symbol=artifact.symbol or symbol)
+    return replace(artifact, symbol=artifact.symbol or region.symbol)
 
 
 def tensor_info_of(tensor: Tensor) -> object:
