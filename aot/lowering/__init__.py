@@ -28,7 +28,6 @@ from aot.lowering.macs import kernel_macs
 from aot.naming import c_identifier, kernel_symbol
 from aot.partition import (
     PartitionedModel,
-    partition,
     region_operators,
     source_index,
     tensor_info,
@@ -436,14 +435,20 @@ def lower(
 ) -> LoweredModel:
     """Lower a partitioned model to per-step artifacts and a step graph, in the frontend's
     order (``aot.planning.schedule.schedule`` orders it for memory). An ``ImportedModel``
-    is partitioned first with no accelerator: everything goes to the CPU.
+    is lowered as the partition stage leaves it without accelerators: no regions,
+    everything on the CPU.
 
     The stock Relax passes legalize and fuse what the CPU keeps (:func:`legalized`), the
     walk over ``main`` makes the tensors and the calls (:class:`_GraphBuilder`), and each
     call becomes a step of its backend (:func:`_lower_steps`)."""
     from aot.backends.cpu import CpuBackend
 
-    partitioned = model if isinstance(model, PartitionedModel) else partition(model)
+    # Without accelerators the partition stage leaves the module as imported: no regions.
+    partitioned = (
+        model
+        if isinstance(model, PartitionedModel)
+        else PartitionedModel(model, model.relax_module)
+    )
     cpu = cpu or CpuBackend()
     backends: dict[str, Backend] = {CPU_TARGET: cpu}
     backends.update({b.name: b for b in partitioned.backends})
