@@ -62,6 +62,8 @@ class BoardMemories:
         mapped = not board.is_host and bool(board.memories)
         return cls(board.name, board.memories, accelerators, mapped)
 
+    # region and default_region repeat Board's on purpose: the planner works on the data it
+    # took from the board once, without calling back into it.
     def region(self, name: str) -> MemoryRegion:
         for region in self.memories:
             if region.name == name:
