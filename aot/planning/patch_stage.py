@@ -26,6 +26,7 @@ from aot.planning.patches import (
     grids,
     plan_patches,
     summary,
+    two_ended_peak,
 )
 
 # The search's estimate of what a schedule adds to an inference, in instructions: each
@@ -322,19 +323,17 @@ def _candidates(lowered: Any, chain: Sequence[tuple[Any, Window]]) -> list[_Cand
         for stop in range(start + 1, min(start + MOST_OPERATORS_PER_STAGE, len(chain)) + 1):
             part = chain[start:stop]
             windows = [w for _, w in part]
-            first, last = windows[0], windows[-1]
-            whole = (first.in_hw[0] * first.in_hw[1] * first.in_channels
-                     + last.out_hw[0] * last.out_hw[1] * last.out_channels)  # fmt: skip
+            last = windows[-1]
+            whole = windows[0].whole_input_bytes + last.whole_output_bytes
             kernel_scratch = max(align(step.scratch_bytes) for step, _ in part)
             rates = [_rate(step, by_symbol[step.kernel]) for step, _ in part]
-            untiled = [w.macs(_whole(w)) for w in windows]
+            untiled = [w.macs(w.whole_output) for w in windows]
             best: list[_Candidate] = []
             for grid in grids(last.out_hw, MOST_TILES_PER_AXIS):
                 if grid == (1, 1):
                     continue
                 buffers, macs = summary(windows, grid)
-                sizes = [align(b) for b in buffers]
-                scratch = max(sizes[k] + (sizes[k - 1] if k else 0) for k in range(len(sizes)))
+                scratch = two_ended_peak([align(b) for b in buffers])
                 extra = [m - u for m, u in zip(macs, untiled, strict=True)]
                 calls = grid[0] * grid[1] * (len(part) + 1) - len(part)
                 instructions = sum(m * r for m, r in zip(extra, rates, strict=True))
@@ -344,12 +343,6 @@ def _candidates(lowered: Any, chain: Sequence[tuple[Any, Window]]) -> list[_Cand
                 best.append(_Candidate(stage, peak, sum(extra), calls, instructions))
             found.extend(_pareto(best, lambda c: (c.peak, c.extra_instructions)))
     return found
-
-
-def _whole(window: Window) -> Any:
-    from aot.planning.patches import Interval, Region
-
-    return Region(Interval(0, window.out_hw[0]), Interval(0, window.out_hw[1]))
 
 
 def _pareto(items: Sequence[Any], key: Any) -> list[Any]:

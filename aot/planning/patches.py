@@ -83,6 +83,18 @@ class Window:
             return taps * self.in_channels
         return taps if self.kind in (DEPTHWISE, POOL) else 1
 
+    @property
+    def whole_output(self) -> Region:
+        return Region(Interval(0, self.out_hw[0]), Interval(0, self.out_hw[1]))
+
+    @property
+    def whole_input_bytes(self) -> int:
+        return self.in_hw[0] * self.in_hw[1] * self.in_channels * self.element_bytes
+
+    @property
+    def whole_output_bytes(self) -> int:
+        return self.output_bytes(self.whole_output)
+
     def output_bytes(self, region: Region) -> int:
         return region.area * self.out_channels * self.element_bytes
 
@@ -192,8 +204,7 @@ class PatchPlan:
 
     @property
     def untiled_macs(self) -> int:
-        return sum(w.macs(Region(Interval(0, w.out_hw[0]), Interval(0, w.out_hw[1])))
-                   for w in self.chain)  # fmt: skip
+        return sum(w.macs(w.whole_output) for w in self.chain)
 
     def buffer_bytes(self, position: int) -> int:
         """Bytes of the tile buffer that operator ``position`` writes: its largest tile."""
@@ -208,16 +219,19 @@ class PatchPlan:
         """The most tile-buffer bytes live at once: operator k's input and output tiles
         (the first reads the stage input itself; the last writes a tile that is then
         copied into the stage output)."""
-        sizes = self.tile_buffers
-        return max(sizes[k] + (sizes[k - 1] if k else 0) for k in range(len(sizes)))
+        return two_ended_peak(self.tile_buffers)
 
     def stage_peak(self, input_in_ram: bool = True) -> int:
         """Bytes live at the stage's peak: the stage input (when it sits in RAM), the
         whole stage output, and the tile buffers at their peak."""
-        first, last = self.chain[0], self.chain[-1]
-        whole_in = first.in_hw[0] * first.in_hw[1] * first.in_channels * first.element_bytes
-        whole_out = last.out_hw[0] * last.out_hw[1] * last.out_channels * last.element_bytes
-        return (whole_in if input_in_ram else 0) + whole_out + self.scratch_peak()
+        whole_in = self.chain[0].whole_input_bytes if input_in_ram else 0
+        return whole_in + self.chain[-1].whole_output_bytes + self.scratch_peak()
+
+
+def two_ended_peak(sizes: Sequence[int]) -> int:
+    """The most bytes of tile buffers live at once when operator k reads the tile of
+    operator k - 1 and writes its own: the largest neighbouring pair."""
+    return max(sizes[k] + (sizes[k - 1] if k else 0) for k in range(len(sizes)))
 
 
 def plan_patches(chain: Sequence[Window], grid: tuple[int, int]) -> PatchPlan:
