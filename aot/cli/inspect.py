@@ -16,7 +16,7 @@ from typing import Any
 
 from aot.artifacts import LibraryManifest
 from aot.cli.common import add_json_option
-from aot.cli.schedules import TILES_SVG, describe_schedule, format_schedule, tiles_picture
+from aot.cli.schedules import TILES_SVG, format_schedule, tiles_picture
 from aot.errors import ConfigError
 from aot.planning.loaded import LoadedPlan, load_plan, picture, short_tensor_name
 
@@ -277,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
     report["svg"] = None if svg_path is None else str(svg_path)
     tiles_path = _write_tiles(manifest, folder, args.no_svg)
     if manifest.schedule is not None:
-        report["schedule"] = describe_schedule(manifest.schedule)
+        report["schedule"] = manifest.schedule.to_json()
         report["tiles_svg"] = None if tiles_path is None else str(tiles_path)
     if args.json:
         json.dump(report, sys.stdout, indent=2)

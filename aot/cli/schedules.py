@@ -4,15 +4,9 @@ against instructions it was chosen from, and a picture of the tiles."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from aot.artifacts.schedule import ScheduleInfo
 
 TILES_SVG = "tiles.svg"
-
-
-def describe_schedule(info: ScheduleInfo) -> dict[str, Any]:
-    return info.to_json()
 
 
 def format_schedule(info: ScheduleInfo) -> str:

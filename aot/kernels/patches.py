@@ -40,13 +40,12 @@ def align(size: int) -> int:
 
 @dataclass(frozen=True)
 class TileKernelCall:
-    """One operator's kernel over one tile: ``geometry`` replaces those params fields;
-    ``reads_stage_input``: the operator reads the stage input in place (the first),
-    else the tile buffer of the operator before it."""
+    """One operator's kernel over one tile: ``geometry`` replaces those params fields.
+    The first operator reads the stage input in place, every other one the tile buffer
+    of the operator before it."""
 
     operator: int
     geometry: Mapping[str, int]
-    reads_stage_input: bool
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ def emit_patch_stage(backend: Any, step: Any, artifact: Artifact, ctx: EmitConte
                 structs[key] = tiled
             source = (
                 stage_input
-                if call.reads_stage_input
+                if call.operator == 0
                 else f"({scratch} + {stage.buffer_offset(call.operator - 1)})"
             )
             output = f"({scratch} + {stage.buffer_offset(call.operator)})"

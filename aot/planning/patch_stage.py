@@ -244,7 +244,7 @@ def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPla
                 "in_h": in_h, "in_w": in_w, "out_h": out_rows, "out_w": out_cols,
                 "pad_top": pad_top, "pad_left": pad_left,
             }  # fmt: skip
-            calls.append(TileKernelCall(position, geometry, position == 0))
+            calls.append(TileKernelCall(position, geometry))
         out = tile.output
         element = last.out_channels * last.element_bytes
         copy = TileCopy(
