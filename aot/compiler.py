@@ -68,6 +68,9 @@ class CompileOptions:
     # the RAM/instructions frontier without changing the schedule (docs/memory_planning.md).
     ram_budget: int | None = None
     frontier: bool = False
+    # --in-place-depthwise: the depthwise steps that lower the peak write their output
+    # over their input, band by band (aot.planning.in_place_depthwise).
+    in_place_depthwise: bool = False
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -181,7 +184,12 @@ def compile_model(
     clock.lap("lower_s")
 
     lowered, schedule_info = plan_schedule(
-        lowered, options.ram_budget, options.io_in_pool, options.frontier, report
+        lowered,
+        options.ram_budget,
+        options.io_in_pool,
+        options.frontier,
+        report,
+        in_place_depthwise=options.in_place_depthwise,
     )
 
     lowered = schedule(lowered)
@@ -250,7 +258,7 @@ def choose_backends(options: CompileOptions, board: Any) -> ChosenBackends:
     if isas:
         # A RAM budget may need the first convolutions tiled: the kernels take every
         # operator they compute, not only those they are the fastest for.
-        every = options.ram_budget is not None or options.frontier
+        every = options.ram_budget is not None or options.frontier or options.in_place_depthwise
         backends.append(
             KernelBackend({"isas": list(isas), **({"every_computed": True} if every else {})})
         )

@@ -1,7 +1,7 @@
-"""``metadata.json``'s ``schedule``: the patch stages a build runs (aot build --ram-budget)
-and the frontier of RAM against instructions it chose from (also with --frontier). Absent
-from a build that asked for neither (docs/memory_planning.md, "Below the fixed-order
-bound")."""
+"""``metadata.json``'s ``schedule``: the patch stages and in-place depthwise steps a build
+runs (aot build --ram-budget, --in-place-depthwise) and the frontier of RAM against
+instructions it chose from (also with --frontier). Absent from a build that asked for
+none of them (docs/memory_planning.md, "Below the fixed-order bound")."""
 
 from __future__ import annotations
 
@@ -43,6 +43,18 @@ class StageInfo(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class InPlaceInfo(Record):
+    """A depthwise step run in place in ``bands`` bands of output rows, its output
+    starting ``shift_bytes`` before its input in one buffer
+    (aot.planning.in_place_depthwise)."""
+
+    label: str
+    window: WindowInfo
+    bands: int
+    shift_bytes: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class FrontierPoint(Record):
     """A schedule no other beats on both RAM and instructions."""
 
@@ -65,4 +77,5 @@ class ScheduleInfo(Record):
     whole_ram_bytes: int
     extra_instructions: int
     stages: tuple[StageInfo, ...] = ()
+    in_place: tuple[InPlaceInfo, ...] = ()
     frontier: tuple[FrontierPoint, ...] = ()

@@ -209,6 +209,9 @@ class Artifact:
     # touches the scratch too (it stages operands there).
     cpu_operands: tuple[int, ...] = ()
     cpu_scratch: bool = False
+    # Its output shares a buffer with an input (an in-place step, Backend.in_place_shift):
+    # the code must not promise the compiler that they never alias (no restrict).
+    aliased: bool = False
     # Sources and headers this step's code needs (a kernel's C file), beside those the
     # backend's runtime() gives every build; aot copies each file once.
     runtime: RuntimeFiles | None = None
@@ -385,6 +388,13 @@ class Backend:
     def implementation(self, artifact: Artifact) -> str | None:
         """What ran a step, for metadata.json's operators (e.g. the C kernel's name);
         None: nothing more to say than the backend's name."""
+        return None
+
+    def in_place_shift(self, artifact: Artifact, source: int, output: int) -> int | None:
+        """How many bytes before argument ``source`` argument ``output`` may start in one
+        buffer, the step's code run as it is, for an in-place step
+        (aot.planning.in_place_depthwise); None (the default): not shown, never shared.
+        The step then gets the artifact with ``aliased`` set."""
         return None
 
     def report(self, ctx: Any = None) -> Mapping[str, Any]:

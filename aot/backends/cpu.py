@@ -63,6 +63,13 @@ class CpuBackend(Backend):
     def implementation(self, artifact: Artifact) -> str:
         return "tvm"  # TVM-generated TIR, printed as C
 
+    def in_place_shift(self, artifact: Artifact, source: int, output: int) -> int | None:
+        from aot.tir_to_c.analysis import raster_in_place_shift
+
+        if artifact.tir is None:
+            return None
+        return raster_in_place_shift(artifact.tir, source, output)
+
     def is_identity_copy(self, artifact: Artifact) -> bool:
         from aot.tir_to_c.analysis import is_identity_copy
 
@@ -72,7 +79,8 @@ class CpuBackend(Backend):
         from aot.tir_to_c.printer import emit_kernel
 
         # Steps that share a kernel print it again; the emitter keeps one copy.
-        kernel = emit_kernel(artifact.symbol, artifact.tir, restrict=not artifact.elementwise)
+        restrict = not (artifact.elementwise or artifact.aliased)
+        kernel = emit_kernel(artifact.symbol, artifact.tir, restrict=restrict)
         if kernel.scratch_bytes != artifact.scratch_bytes:
             raise InternalError(
                 f"kernel {artifact.symbol}: the C printer needs {kernel.scratch_bytes} "

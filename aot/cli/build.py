@@ -132,9 +132,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--ram-budget",
         metavar="SIZE",
         help="the most RAM the model may use, e.g. 40K: below what whole operators need, "
-        "the first convolutions run tile by tile (patch stages, a few %% more instructions); "
+        "the first convolutions run tile by tile (patch stages, a few %% more instructions) "
+        "and depthwise convolutions in place; "
         "aot picks the fastest schedule that fits and says which (with --io-in-pool the "
         "inputs and outputs count; 'aot inspect DIR' shows the choices)",
+    )
+    parser.add_argument(
+        "--in-place-depthwise",
+        action="store_true",
+        help="let depthwise convolutions write their output over the input rows they have "
+        "read (one kernel call per band of rows), where that lowers the peak RAM; costs a "
+        "few kernel calls, no arithmetic; --ram-budget considers it too",
     )
     parser.add_argument(
         "--frontier",
@@ -235,6 +243,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         trace=args.trace,
         ram_budget=ram_budget,
         frontier=args.frontier,
+        in_place_depthwise=args.in_place_depthwise,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
         backend_options=accelerator_options,

@@ -1,6 +1,6 @@
-"""What 'aot inspect' shows of a build's patch-stage schedule (metadata.json ``schedule``,
-written by aot build --ram-budget or --frontier): the schedule it runs, the frontier of RAM
-against instructions it was chosen from, and a picture of the tiles."""
+"""What 'aot inspect' shows of a build's schedule (metadata.json ``schedule``, written by
+aot build --ram-budget, --in-place-depthwise or --frontier): the schedule it runs, the
+frontier of RAM against instructions it was chosen from, and a picture of the tiles."""
 
 from __future__ import annotations
 
@@ -26,6 +26,18 @@ def format_schedule(info: ScheduleInfo) -> str:
             f"{stage.grid[0]}x{stage.grid[1]} tiles of {last.out_hw[0]}x{last.out_hw[1]}, "
             f"from {first.label} to {last.label}; scratch {stage.scratch_bytes} B; "
             f"{stage.macs / stage.untiled_macs:.2f}x its multiply-accumulates"
+        )
+    for step in info.in_place:
+        window = step.window
+        if step.bands:
+            rows = -(-window.out_hw[0] // step.bands)
+            how = f"{step.bands} bands of up to {rows} row{'s' if rows > 1 else ''}"
+        else:
+            how = "its generated kernel, one call"
+        lines.append(
+            f"  in place: {step.label} ({window.out_hw[0]}x{window.out_hw[1]}x"
+            f"{window.out_channels}), {how}; its output starts {step.shift_bytes} B before "
+            "its input in one buffer"
         )
     if info.frontier:
         lines += [

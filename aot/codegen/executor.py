@@ -315,13 +315,15 @@ def _pointers(
 ) -> tuple[Callable[..., str], Callable[..., str]]:
     """C expressions for a tensor: in its pool, and wherever run() finds it."""
     roots = lowered.memory_roots
+    within = lowered.buffer_offsets  # where a tensor starts in its root's buffer
 
     def pool_pointer(tensor: Tensor, step: int | None = None) -> str:
         buffer = names.buffers[roots[tensor.id]]
         # A step served by a copy (--allow-copies) uses the staging buffer instead.
         placement = plan.placement(buffer if step is None else plan.buffer_for(step, buffer))
         ctype = names.ctypes[tensor.id]
-        return f"({ctype}*)(void*)({names.pools[placement.pool]} + {placement.offset})"
+        offset = placement.offset + within[tensor.id]
+        return f"({ctype}*)(void*)({names.pools[placement.pool]} + {offset})"
 
     def pointer(tensor: Tensor, step: int | None = None) -> str:
         # A constant or a caller's tensor that a copy step staged for this step.

@@ -75,6 +75,10 @@ class PatchStage:
     buffers: tuple[int, ...]
     tiles: tuple[tuple[tuple[TileKernelCall, ...], TileCopy], ...]
     grid: tuple[int, int]
+    # The last operator writes its rows straight into the stage output (at each tile's
+    # ``first_byte``) instead of a tile buffer: for tiles of whole rows, as the bands of
+    # an in-place depthwise (aot/planning/in_place_depthwise.py), whose buffers are 0.
+    direct_output: bool = False
 
     @property
     def scratch_bytes(self) -> int:
@@ -103,9 +107,10 @@ def emit_patch_stage(backend: Any, step: Any, artifact: Artifact, ctx: EmitConte
     for each operator's call with the tile's geometry; a params struct per distinct
     geometry of an operator (the tiles inside the image share one)."""
     stage: PatchStage = artifact.payload
-    if ctx.scratch is None:
+    if ctx.scratch is None and stage.scratch_bytes:
         raise InternalError(f"patch stage {artifact.symbol} has no scratch")
-    scratch = f"((int8_t*)(void*)({ctx.scratch}))"
+    # None only for a stage with no tile buffers whose kernel needs no scratch either.
+    scratch = f"((int8_t*)(void*)({ctx.scratch or 0}))"
     stage_input, stage_output = ctx.args[0], f"((int8_t*)(void*)({ctx.args[1]}))"
     copy = f"{artifact.symbol}_copy_rows"
     calls: list[str] = []
@@ -127,6 +132,8 @@ def emit_patch_stage(backend: Any, step: Any, artifact: Artifact, ctx: EmitConte
                 else f"({scratch} + {stage.buffer_offset(call.operator - 1)})"
             )
             output = f"({scratch} + {stage.buffer_offset(call.operator)})"
+            if stage.direct_output and call.operator == len(stage.operators) - 1:
+                output = f"({stage_output} + {tile_copy.first_byte})"
             args = tuple(
                 source if a == ACTIVATION else output if a == RESULT else ctx.args[a]
                 for a in stage.arguments[call.operator]
@@ -139,10 +146,19 @@ def emit_patch_stage(backend: Any, step: Any, artifact: Artifact, ctx: EmitConte
             functions.update(dict.fromkeys(code.functions))
             prototypes.update(dict.fromkeys(code.prototypes))
             includes.update(dict.fromkeys(code.includes))
+        if stage.direct_output:
+            continue
         last = f"({scratch} + {stage.buffer_offset(len(stage.operators) - 1)})"
         calls.append(
             f"{copy}({stage_output} + {tile_copy.first_byte}, {last}, {tile_copy.rows}, "
             f"{tile_copy.row_bytes}, {tile_copy.stride_bytes});"
+        )
+    if stage.direct_output:
+        return EmittedCode(
+            call=tuple(calls),
+            functions=tuple(functions),
+            prototypes=tuple(prototypes),
+            includes=tuple(includes),
         )
     signature = (
         f"void {copy}(int8_t* out, const int8_t* tile, int32_t rows, int32_t row_bytes, "

@@ -126,6 +126,10 @@ class LoweredModel:
     # defines), and tensor id -> tensor id whose memory it reuses (in-place steps).
     activation_lower_bound: int = 0
     shared: dict[int, int] = field(default_factory=dict, compare=False)
+    # Where a shared tensor starts relative to the one it shares (bytes; absent: 0): an
+    # in-place depthwise writes its output rows below the input rows it still reads
+    # (aot.planning.in_place_depthwise), so its output starts before its input.
+    shared_offsets: dict[int, int] = field(default_factory=dict, compare=False)
     # (next-state tensor, state tensor) per state: run() copies the next value into the
     # persistent pool after the last step.
     state_updates: tuple[tuple[int, int], ...] = ()
@@ -149,6 +153,34 @@ class LoweredModel:
     def memory_roots(self) -> dict[int, int]:
         """Each tensor id -> the tensor whose buffer it lives in (``memory_root``)."""
         return {t.id: self.memory_root(t.id) for t in self.tensors}
+
+    @property
+    def buffer_offsets(self) -> dict[int, int]:
+        """Each tensor id -> where it starts in its root's buffer (0 unless an in-place
+        step placed it elsewhere, ``shared_offsets``); the lowest member starts at 0."""
+        relative = {}
+        for tensor in self.tensors:
+            offset, tensor_id = 0, tensor.id
+            while tensor_id in self.shared:
+                offset += self.shared_offsets.get(tensor_id, 0)
+                tensor_id = self.shared[tensor_id]
+            relative[tensor.id] = offset
+        lowest: dict[int, int] = {}
+        roots = self.memory_roots
+        for tensor_id, offset in relative.items():
+            lowest[roots[tensor_id]] = min(lowest.get(roots[tensor_id], 0), offset)
+        return {t: offset - lowest[roots[t]] for t, offset in relative.items()}
+
+    @property
+    def buffer_sizes(self) -> dict[int, int]:
+        """Each root tensor id -> the bytes its buffer spans: every member from its
+        offset (``buffer_offsets``) to its end."""
+        offsets = self.buffer_offsets
+        sizes: dict[int, int] = {}
+        for tensor in self.tensors:
+            root = self.memory_root(tensor.id)
+            sizes[root] = max(sizes.get(root, 0), offsets[tensor.id] + tensor.size_bytes)
+        return sizes
 
     @property
     def constants(self) -> list[Tensor]:

@@ -67,6 +67,7 @@ def workspace_buffers(
                     touched.append((step.index, target))
         if step.scratch_bytes:
             align[-1 - step.index] = max(alignment, need)  # its scratch
+    spans = lowered.buffer_sizes  # a root's buffer holds every tensor that shares it
     buffers: list[Buffer] = []
     for tensor in lowered.tensors:
         in_pool = tensor.kind == INTERMEDIATE or (io_in_pool and tensor.kind in (INPUT, OUTPUT))
@@ -76,7 +77,7 @@ def workspace_buffers(
         buffers.append(
             Buffer(
                 tensor_buffer_name(tensor),
-                max(tensor.size_bytes, 1),
+                max(spans.get(tensor.id, tensor.size_bytes), 1),
                 first[tensor.id],
                 last[tensor.id],
                 align.get(tensor.id, alignment),

@@ -79,13 +79,20 @@ class Schedule:
     extra_macs: int = 0
     extra_calls: int = 0
     extra_instructions: int = 0  # estimated, see INSTRUCTIONS_PER_MAC
+    # Depthwise steps run in place, after the stages (aot.planning.in_place_depthwise).
+    in_place: tuple[Any, ...] = ()
 
     @property
     def label(self) -> str:
-        return "; ".join(s.label for s in self.stages) or "whole operators"
+        parts = [s.label for s in self.stages]
+        if self.in_place:
+            banded = sorted({c.bands for c in self.in_place if c.bands})
+            how = f" ({'/'.join(str(b) for b in banded)} bands)" if banded else ""
+            parts.append(f"{len(self.in_place)} depthwise in place{how}")
+        return "; ".join(parts) or "whole operators"
 
 
-def _window(step: Any, artifact: Any) -> Window | None:
+def step_window(step: Any, artifact: Any) -> Window | None:
     """A kernel step's window, from the fields of its kernel's C params struct."""
     payload = artifact.payload
     prepared = getattr(payload, "prepared", None)
@@ -135,7 +142,7 @@ def chain_at_start(lowered: Any) -> list[tuple[Any, Window]]:
         if len(activation) != 1 or (chain and len(steps) != 1):
             break
         step = activation[0]
-        window = _window(step, by_symbol[step.kernel])
+        window = step_window(step, by_symbol[step.kernel])
         if window is None or len(step.outputs) != 1:
             break
         chain.append((step, window))
@@ -196,9 +203,16 @@ def _runtime_of(artifacts: Sequence[Any]) -> Any:
     return RuntimeFiles(tuple(sources), tuple(headers), tuple(include_dirs), defines)
 
 
-def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPlan) -> Any:
+def with_stage(
+    lowered: Any,
+    chain: Sequence[tuple[Any, Window]],
+    plan: PatchPlan,
+    symbol: str | None = None,
+    direct_output: bool = False,
+) -> Any:
     """The lowered model with ``chain``'s steps replaced by one patch-stage step, at the
-    position of the chain's last step."""
+    position of the chain's last step, its artifact named ``symbol`` (default: the first
+    kernel's with ``_stage``); ``direct_output``: ``PatchStage.direct_output``."""
     from aot.backends.base import Artifact
     from aot.kernels.patches import (
         ACTIVATION,
@@ -254,14 +268,14 @@ def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPla
             row_bytes_out,
         )
         tiles.append((tuple(calls), copy))
-    stage = PatchStage(
-        tuple(artifacts),
-        tuple(arguments),
-        tuple(align(b) for b in plan.tile_buffers),
-        tuple(tiles),
-        plan.grid,
+    final = len(plan.tile_buffers) - 1  # with direct_output, written in the stage output
+    buffers = tuple(
+        0 if direct_output and k == final else align(b) for k, b in enumerate(plan.tile_buffers)
     )
-    symbol = f"{steps[0].kernel}_stage"
+    stage = PatchStage(
+        tuple(artifacts), tuple(arguments), buffers, tuple(tiles), plan.grid, direct_output
+    )
+    symbol = symbol or f"{steps[0].kernel}_stage"
     artifact = Artifact(
         symbol,
         payload=stage,
@@ -286,7 +300,8 @@ def with_stage(lowered: Any, chain: Sequence[tuple[Any, Window]], plan: PatchPla
     new_steps = tuple(
         replace(stage_step if s is steps[-1] else s, index=i) for i, s in enumerate(kept)
     )
-    removed = {s.kernel for s in steps}
+    # Kernels the chain's steps shared with other steps stay for those.
+    removed = {s.kernel for s in steps} - {s.kernel for s in new_steps}
     return replace(
         lowered,
         steps=new_steps,
@@ -364,7 +379,7 @@ def schedules(lowered: Any, io_in_pool: bool = True, most_stages: int = 2) -> li
     live = _live(lowered, io_in_pool)
     whole = Schedule((), max(live, default=0), whole_macs)
     if not chain:
-        return [whole]
+        return _with_in_place(lowered, [whole], io_in_pool)
     position = {id(step): k for k, step in enumerate(lowered.steps)}
     on_chain = [position[id(step)] for step, _ in chain]
     others = max((v for k, v in enumerate(live) if k not in set(on_chain)), default=0)
@@ -404,13 +419,43 @@ def schedules(lowered: Any, io_in_pool: bool = True, most_stages: int = 2) -> li
                 sum(c.extra_instructions for c in combo),
             )
         )
-    return found
+    return _with_in_place(lowered, found, io_in_pool)
+
+
+def _with_in_place(lowered: Any, found: list[Schedule], io_in_pool: bool) -> list[Schedule]:
+    """``found`` and, after each, the same stages with depthwise steps run in place where
+    that lowers the peak (aot.planning.in_place_depthwise.choose_in_place)."""
+    from aot.planning.in_place_depthwise import choose_in_place
+
+    more = []
+    for schedule in found:
+        staged = apply_stages(lowered, schedule.stages)
+        for choice in choose_in_place(staged, io_in_pool):
+            more.append(
+                replace(
+                    schedule,
+                    ram_bytes=choice.ram_bytes,
+                    extra_calls=schedule.extra_calls + choice.extra_calls,
+                    extra_instructions=schedule.extra_instructions
+                    + choice.extra_calls * INSTRUCTIONS_PER_CALL,
+                    in_place=choice.steps,
+                )
+            )
+    return [*found, *more]
 
 
 def frontier(found: Sequence[Schedule]) -> list[Schedule]:
     """The schedules no other beats on both RAM and added instructions, by RAM, largest
     first."""
     return _pareto(found, lambda s: (s.ram_bytes, s.extra_instructions))
+
+
+def _with_chosen(points: list[Schedule], chosen: Schedule) -> list[Schedule]:
+    """The frontier and the chosen schedule (--in-place-depthwise alone may choose one that
+    patch stages beat), by RAM, largest first."""
+    if chosen in points:
+        return points
+    return sorted([*points, chosen], key=lambda s: (-s.ram_bytes, s.extra_instructions))
 
 
 def choose(found: Sequence[Schedule], ram_budget: int) -> Schedule:
@@ -440,8 +485,11 @@ def apply_stages(lowered: Any, stages: Sequence[Stage]) -> Any:
 
 
 def apply(lowered: Any, schedule: Schedule) -> Any:
-    """The lowered model with ``schedule``'s stages in place (unchanged for none)."""
-    return apply_stages(lowered, schedule.stages)
+    """The lowered model with ``schedule``'s stages and in-place depthwise steps
+    (unchanged for none)."""
+    from aot.planning.in_place_depthwise import apply_in_place
+
+    return apply_in_place(apply_stages(lowered, schedule.stages), schedule.in_place)
 
 
 def _window_info(window: Window) -> Any:
@@ -470,22 +518,36 @@ def plan_schedule(
     io_in_pool: bool,
     with_frontier: bool,
     report: Any = None,
+    in_place_depthwise: bool = False,
 ) -> tuple[Any, Any]:
     """The planning stage's choice of patch stages: with ``ram_budget``, the fastest
     schedule whose fixed-order peak fits it (a one-line error naming the smallest
-    reachable when none does); ``with_frontier`` alone records the frontier and keeps
-    whole operators. Returns the lowered model with the stages in place and the manifest's
-    ScheduleInfo (None when neither was asked)."""
-    from aot.artifacts.schedule import FrontierPoint, ScheduleInfo, StageInfo
+    reachable when none does); with ``in_place_depthwise`` alone, whole operators with the
+    in-place depthwise steps that reach the lowest RAM; ``with_frontier`` alone records
+    the frontier and keeps whole operators. Returns the lowered model with the chosen
+    schedule in place and the manifest's ScheduleInfo (None when none was asked)."""
+    from aot.artifacts.schedule import FrontierPoint, InPlaceInfo, ScheduleInfo, StageInfo
+    from aot.planning.in_place_depthwise import candidates
 
-    if ram_budget is None and not with_frontier:
+    if ram_budget is None and not with_frontier and not in_place_depthwise:
         return lowered, None
     found = schedules(lowered, io_in_pool)
     whole = found[0]
-    chosen = choose(found, ram_budget) if ram_budget is not None else whole
+    if ram_budget is not None:
+        chosen = choose(found, ram_budget)
+    elif in_place_depthwise:
+        unstaged = [s for s in found if not s.stages]
+        chosen = min(unstaged, key=lambda s: (s.ram_bytes, s.extra_instructions))
+    else:
+        chosen = whole
     if report is not None:
-        if ram_budget is None:
+        if ram_budget is None and chosen is whole:
             report(f"{len(frontier(found))} schedules on the RAM/instructions frontier")
+        elif ram_budget is None:
+            report(
+                f"in-place depthwise: {chosen.label}, RAM {chosen.ram_bytes} B (whole "
+                f"operators {whole.ram_bytes} B)"
+            )
         else:
             extra = chosen.extra_instructions
             report(
@@ -512,6 +574,20 @@ def plan_schedule(
                 untiled_macs=plan.untiled_macs,
             )
         )
+    in_place_infos = []
+    if chosen.in_place:
+        before = apply_stages(lowered, chosen.stages)
+        by_output = {c.step.outputs[0]: c for c in candidates(before, io_in_pool)}
+        for choice in chosen.in_place:
+            candidate = by_output[choice.output]
+            in_place_infos.append(
+                InPlaceInfo(
+                    label=choice.label or candidate.step.label,
+                    window=_window_info(candidate.window),
+                    bands=choice.bands,
+                    shift_bytes=candidate.shift(choice.bands),
+                )
+            )
     info = ScheduleInfo(
         label=chosen.label,
         ram_budget=ram_budget,
@@ -520,6 +596,7 @@ def plan_schedule(
         whole_ram_bytes=whole.ram_bytes,
         extra_instructions=chosen.extra_instructions,
         stages=tuple(stage_infos),
+        in_place=tuple(in_place_infos),
         frontier=tuple(
             FrontierPoint(
                 label=s.label,
@@ -527,7 +604,7 @@ def plan_schedule(
                 extra_instructions=s.extra_instructions,
                 extra_macs=s.extra_macs,
             )
-            for s in frontier(found)
+            for s in _with_chosen(frontier(found), chosen)
         ),
     )
     return staged, info

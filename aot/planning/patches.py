@@ -285,3 +285,20 @@ def summary(chain: Sequence[Window], grid: tuple[int, int]) -> tuple[list[int], 
         area = sum(part[k].size for part in rows) * sum(part[k].size for part in cols)
         macs.append(area * window.out_channels * window.macs_per_output)
     return buffers, macs
+
+
+def in_place_shift(window: Window, bands: int) -> int:
+    """How many bytes before its input a depthwise output must start so that, run in
+    ``bands`` bands of whole output rows one after the other, no band writes a byte that
+    it or a later band still reads (aot.planning.in_place_depthwise).
+
+    Band k writes output rows up to its last and reads input rows from its first window
+    row on, and the first rows read only grow from band to band: the shift is the most
+    any band's written end passes its read start."""
+    row_in = window.in_hw[1] * window.in_channels * window.element_bytes
+    row_out = window.out_hw[1] * window.out_channels * window.element_bytes
+    shift = 0
+    for rows in split(window.out_hw[0], bands):
+        first_read = window._reads(rows, 0, window.pad_top).start
+        shift = max(shift, rows.stop * row_out - first_read * row_in)
+    return shift

@@ -74,4 +74,6 @@ def schedule(lowered: Any) -> Any:
         for out, src in shared.items()
         if len(targets.get(out, set()) | targets.get(src, set())) <= 1
     }
+    # What an earlier choice shares (in-place depthwise steps, aot.planning.patch_stage).
+    shared = {**lowered.shared, **shared}
     return replace(lowered, steps=tuple(steps), activation_lower_bound=bound, shared=shared)

@@ -18,7 +18,11 @@ import numpy as np
 from tvm import ir, tirx
 
 from aot.errors import UnsupportedError
-from aot.tir_to_c.analysis import MAX_LOCAL_ALLOCATION_BYTES, SCRATCH_ALIGNMENT
+from aot.tir_to_c.analysis import (
+    MAX_LOCAL_ALLOCATION_BYTES,
+    SCRATCH_ALIGNMENT,
+    declared_source,
+)
 
 C_TYPES = {
     "bool": "uint8_t",
@@ -244,7 +248,7 @@ class KernelEmitter:
 
         def visit_decl(node: object) -> None:
             if isinstance(node, tirx.DeclBuffer):
-                source = _buffer_data_source(node)
+                source = declared_source(node)
                 if source is not None:
                     aliases[_key(node.buffer)] = _key(source)
 
@@ -340,7 +344,7 @@ class KernelEmitter:
 
     def _decl(self, stmt: object, indent: int) -> None:
         buffer = stmt.buffer
-        source = _buffer_data_source(stmt)
+        source = declared_source(stmt)
         dtype = str(buffer.dtype)
         self.buffer_dtype[_key(buffer)] = dtype
         if source is not None and _key(source) in self.buffer_data:
@@ -497,15 +501,6 @@ def _is_const(expr: object, value: int) -> bool:
 def _key(node: object) -> int:
     """Identity of a TVM object: TVM expressions overload ``==``, so never key on them."""
     return node.__chandle__()  # type: ignore[attr-defined]
-
-
-def _buffer_data_source(decl: object) -> object | None:
-    """The buffer whose data a DeclBuffer aliases (``data=other.data``), if any."""
-    data = decl.data
-    is_call = isinstance(data, ir.Call) and isinstance(data.op, ir.Op)
-    if is_call and data.op.name.split(".", 1)[-1] == "buffer_data":
-        return data.args[0]
-    return None
 
 
 def _walk(stmt: object, visit: object) -> None:
