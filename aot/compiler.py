@@ -68,9 +68,9 @@ class CompileOptions:
     # the RAM/instructions frontier without changing the schedule (docs/memory_planning.md).
     ram_budget: int | None = None
     frontier: bool = False
-    # --in-place-depthwise: the depthwise steps that lower the peak write their output
-    # over their input, band by band (aot.planning.in_place_depthwise).
-    in_place_depthwise: bool = False
+    # --in-place: the convolutions that lower the peak write their output over their
+    # input, band by band (aot.planning.in_place_rows).
+    in_place: bool = False
 
     def __post_init__(self) -> None:
         if not MODEL_NAME_PATTERN.match(self.name):
@@ -189,7 +189,7 @@ def compile_model(
         options.io_in_pool,
         options.frontier,
         report,
-        in_place_depthwise=options.in_place_depthwise,
+        in_place=options.in_place,
     )
 
     lowered = schedule(lowered)
@@ -258,7 +258,7 @@ def choose_backends(options: CompileOptions, board: Any) -> ChosenBackends:
     if isas:
         # A RAM budget may need the first convolutions tiled: the kernels take every
         # operator they compute, not only those they are the fastest for.
-        every = options.ram_budget is not None or options.frontier or options.in_place_depthwise
+        every = options.ram_budget is not None or options.frontier or options.in_place
         backends.append(
             KernelBackend({"isas": list(isas), **({"every_computed": True} if every else {})})
         )

@@ -1,5 +1,5 @@
-"""``metadata.json``'s ``schedule``: the patch stages and in-place depthwise steps a build
-runs (aot build --ram-budget, --in-place-depthwise) and the frontier of RAM against
+"""``metadata.json``'s ``schedule``: the patch stages and in-place convolutions a build
+runs (aot build --ram-budget, --in-place) and the frontier of RAM against
 instructions it chose from (also with --frontier). Absent from a build that asked for
 none of them (docs/memory_planning.md, "Below the fixed-order bound")."""
 
@@ -44,14 +44,15 @@ class StageInfo(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class InPlaceInfo(Record):
-    """A depthwise step run in place in ``bands`` bands of output rows, its output
-    starting ``shift_bytes`` before its input in one buffer
-    (aot.planning.in_place_depthwise)."""
+    """A convolution run in place in ``bands`` bands of output rows (0: its generated
+    kernel, one call), its output starting ``shift_bytes`` before its input in one buffer
+    (aot.planning.in_place_rows)."""
 
     label: str
     window: WindowInfo
     bands: int
     shift_bytes: int
+    reverse: bool = False  # the bands run from the last; the output starts after the input
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -393,7 +393,7 @@ class Backend:
     def in_place_shift(self, artifact: Artifact, source: int, output: int) -> int | None:
         """How many bytes before argument ``source`` argument ``output`` may start in one
         buffer, the step's code run as it is, for an in-place step
-        (aot.planning.in_place_depthwise); None (the default): not shown, never shared.
+        (aot.planning.in_place_rows); None (the default): not shown, never shared.
         The step then gets the artifact with ``aliased`` set."""
         return None
 

@@ -133,16 +133,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="SIZE",
         help="the most RAM the model may use, e.g. 40K: below what whole operators need, "
         "the first convolutions run tile by tile (patch stages, a few %% more instructions) "
-        "and depthwise convolutions in place; "
+        "and convolutions in place; "
         "aot picks the fastest schedule that fits and says which (with --io-in-pool the "
         "inputs and outputs count; 'aot inspect DIR' shows the choices)",
     )
     parser.add_argument(
-        "--in-place-depthwise",
+        "--in-place",
         action="store_true",
-        help="let depthwise convolutions write their output over the input rows they have "
-        "read (one kernel call per band of rows), where that lowers the peak RAM; costs a "
-        "few kernel calls, no arithmetic; --ram-budget considers it too",
+        help="let convolutions (depthwise ones too) write their output over the input rows "
+        "they have read, where that lowers the peak RAM: the same arithmetic, a few more "
+        "kernel calls (one per band of rows); --ram-budget considers it too",
     )
     parser.add_argument(
         "--frontier",
@@ -243,7 +243,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         trace=args.trace,
         ram_budget=ram_budget,
         frontier=args.frontier,
-        in_place_depthwise=args.in_place_depthwise,
+        in_place=args.in_place,
         accelerators=tuple(args.accelerator),
         allow_copies=args.allow_copies,
         backend_options=accelerator_options,

@@ -1,5 +1,5 @@
 """What 'aot inspect' shows of a build's schedule (metadata.json ``schedule``, written by
-aot build --ram-budget, --in-place-depthwise or --frontier): the schedule it runs, the
+aot build --ram-budget, --in-place or --frontier): the schedule it runs, the
 frontier of RAM against instructions it was chosen from, and a picture of the tiles."""
 
 from __future__ import annotations
@@ -34,9 +34,12 @@ def format_schedule(info: ScheduleInfo) -> str:
             how = f"{step.bands} bands of up to {rows} row{'s' if rows > 1 else ''}"
         else:
             how = "its generated kernel, one call"
+        if step.reverse:
+            how += " from the last"
+        where = "after" if step.reverse else "before"
         lines.append(
             f"  in place: {step.label} ({window.out_hw[0]}x{window.out_hw[1]}x"
-            f"{window.out_channels}), {how}; its output starts {step.shift_bytes} B before "
+            f"{window.out_channels}), {how}; its output starts {step.shift_bytes} B {where} "
             "its input in one buffer"
         )
     if info.frontier:

@@ -46,6 +46,9 @@ class TileKernelCall:
 
     operator: int
     geometry: Mapping[str, int]
+    # Bytes into the stage input where the first operator's call starts reading (a 1x1
+    # kernel given only its rows); 0: the whole input, padding moved to the tile.
+    input_offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class PatchStage:
     grid: tuple[int, int]
     # The last operator writes its rows straight into the stage output (at each tile's
     # ``first_byte``) instead of a tile buffer: for tiles of whole rows, as the bands of
-    # an in-place depthwise (aot/planning/in_place_depthwise.py), whose buffers are 0.
+    # an in-place depthwise (aot/planning/in_place_rows.py), whose buffers are 0.
     direct_output: bool = False
 
     @property
@@ -126,11 +129,12 @@ def emit_patch_stage(backend: Any, step: Any, artifact: Artifact, ctx: EmitConte
             if tiled is None:
                 tiled = _with_geometry(original, call.geometry, f"_g{len(structs)}")
                 structs[key] = tiled
-            source = (
-                stage_input
-                if call.operator == 0
-                else f"({scratch} + {stage.buffer_offset(call.operator - 1)})"
-            )
+            if call.operator:
+                source = f"({scratch} + {stage.buffer_offset(call.operator - 1)})"
+            elif call.input_offset:
+                source = f"((const int8_t*)(const void*)({stage_input}) + {call.input_offset})"
+            else:
+                source = stage_input
             output = f"({scratch} + {stage.buffer_offset(call.operator)})"
             if stage.direct_output and call.operator == len(stage.operators) - 1:
                 output = f"({stage_output} + {tile_copy.first_byte})"

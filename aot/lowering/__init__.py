@@ -128,7 +128,7 @@ class LoweredModel:
     shared: dict[int, int] = field(default_factory=dict, compare=False)
     # Where a shared tensor starts relative to the one it shares (bytes; absent: 0): an
     # in-place depthwise writes its output rows below the input rows it still reads
-    # (aot.planning.in_place_depthwise), so its output starts before its input.
+    # (aot.planning.in_place_rows), so its output starts before its input.
     shared_offsets: dict[int, int] = field(default_factory=dict, compare=False)
     # (next-state tensor, state tensor) per state: run() copies the next value into the
     # persistent pool after the last step.

@@ -79,7 +79,7 @@ class Schedule:
     extra_macs: int = 0
     extra_calls: int = 0
     extra_instructions: int = 0  # estimated, see INSTRUCTIONS_PER_MAC
-    # Depthwise steps run in place, after the stages (aot.planning.in_place_depthwise).
+    # Convolutions run in place, after the stages (aot.planning.in_place_rows).
     in_place: tuple[Any, ...] = ()
 
     @property
@@ -88,7 +88,7 @@ class Schedule:
         if self.in_place:
             banded = sorted({c.bands for c in self.in_place if c.bands})
             how = f" ({'/'.join(str(b) for b in banded)} bands)" if banded else ""
-            parts.append(f"{len(self.in_place)} depthwise in place{how}")
+            parts.append(f"{len(self.in_place)} in place{how}")
         return "; ".join(parts) or "whole operators"
 
 
@@ -248,7 +248,18 @@ def with_stage(
         calls = []
         for position, call in enumerate(tile.calls):
             out_rows, out_cols = call.computes.rows.size, call.computes.cols.size
-            if position == 0:
+            input_offset = 0
+            if position == 0 and call.window.kernel == (1, 1) and plan.grid[1] == 1:
+                # A 1x1 kernel may read its input as a matrix of pixels (conv_dsp.c's
+                # direct path): give it the rows it reads, whole rows from their start.
+                pad_top, pad_left = call.local_pad
+                in_h, in_w = call.reads.rows.size, call.reads.cols.size
+                input_offset = (
+                    call.reads.rows.start
+                    * call.window.in_hw[1]
+                    * (call.window.in_channels * call.window.element_bytes)
+                )
+            elif position == 0:
                 pad_top, pad_left = call.pad_over_whole_input
                 in_h, in_w = call.window.in_hw
             else:
@@ -258,7 +269,7 @@ def with_stage(
                 "in_h": in_h, "in_w": in_w, "out_h": out_rows, "out_w": out_cols,
                 "pad_top": pad_top, "pad_left": pad_left,
             }  # fmt: skip
-            calls.append(TileKernelCall(position, geometry))
+            calls.append(TileKernelCall(position, geometry, input_offset))
         out = tile.output
         element = last.out_channels * last.element_bytes
         copy = TileCopy(
@@ -423,9 +434,9 @@ def schedules(lowered: Any, io_in_pool: bool = True, most_stages: int = 2) -> li
 
 
 def _with_in_place(lowered: Any, found: list[Schedule], io_in_pool: bool) -> list[Schedule]:
-    """``found`` and, after each, the same stages with depthwise steps run in place where
-    that lowers the peak (aot.planning.in_place_depthwise.choose_in_place)."""
-    from aot.planning.in_place_depthwise import choose_in_place
+    """``found`` and, after each, the same stages with convolutions run in place where
+    that lowers the peak (aot.planning.in_place_rows.choose_in_place)."""
+    from aot.planning.in_place_rows import choose_in_place
 
     more = []
     for schedule in found:
@@ -451,7 +462,7 @@ def frontier(found: Sequence[Schedule]) -> list[Schedule]:
 
 
 def _with_chosen(points: list[Schedule], chosen: Schedule) -> list[Schedule]:
-    """The frontier and the chosen schedule (--in-place-depthwise alone may choose one that
+    """The frontier and the chosen schedule (--in-place alone may choose one that
     patch stages beat), by RAM, largest first."""
     if chosen in points:
         return points
@@ -485,9 +496,9 @@ def apply_stages(lowered: Any, stages: Sequence[Stage]) -> Any:
 
 
 def apply(lowered: Any, schedule: Schedule) -> Any:
-    """The lowered model with ``schedule``'s stages and in-place depthwise steps
+    """The lowered model with ``schedule``'s stages and in-place convolutions
     (unchanged for none)."""
-    from aot.planning.in_place_depthwise import apply_in_place
+    from aot.planning.in_place_rows import apply_in_place
 
     return apply_in_place(apply_stages(lowered, schedule.stages), schedule.in_place)
 
@@ -518,24 +529,24 @@ def plan_schedule(
     io_in_pool: bool,
     with_frontier: bool,
     report: Any = None,
-    in_place_depthwise: bool = False,
+    in_place: bool = False,
 ) -> tuple[Any, Any]:
     """The planning stage's choice of patch stages: with ``ram_budget``, the fastest
     schedule whose fixed-order peak fits it (a one-line error naming the smallest
-    reachable when none does); with ``in_place_depthwise`` alone, whole operators with the
-    in-place depthwise steps that reach the lowest RAM; ``with_frontier`` alone records
+    reachable when none does); with ``in_place`` alone, whole operators with the
+    in-place convolutions that reach the lowest RAM; ``with_frontier`` alone records
     the frontier and keeps whole operators. Returns the lowered model with the chosen
     schedule in place and the manifest's ScheduleInfo (None when none was asked)."""
     from aot.artifacts.schedule import FrontierPoint, InPlaceInfo, ScheduleInfo, StageInfo
-    from aot.planning.in_place_depthwise import candidates
+    from aot.planning.in_place_rows import candidates
 
-    if ram_budget is None and not with_frontier and not in_place_depthwise:
+    if ram_budget is None and not with_frontier and not in_place:
         return lowered, None
     found = schedules(lowered, io_in_pool)
     whole = found[0]
     if ram_budget is not None:
         chosen = choose(found, ram_budget)
-    elif in_place_depthwise:
+    elif in_place:
         unstaged = [s for s in found if not s.stages]
         chosen = min(unstaged, key=lambda s: (s.ram_bytes, s.extra_instructions))
     else:
@@ -545,7 +556,7 @@ def plan_schedule(
             report(f"{len(frontier(found))} schedules on the RAM/instructions frontier")
         elif ram_budget is None:
             report(
-                f"in-place depthwise: {chosen.label}, RAM {chosen.ram_bytes} B (whole "
+                f"in place: {chosen.label}, RAM {chosen.ram_bytes} B (whole "
                 f"operators {whole.ram_bytes} B)"
             )
         else:
@@ -585,7 +596,8 @@ def plan_schedule(
                     label=choice.label or candidate.step.label,
                     window=_window_info(candidate.window),
                     bands=choice.bands,
-                    shift_bytes=candidate.shift(choice.bands),
+                    shift_bytes=candidate.shift(choice.bands, choice.reverse),
+                    reverse=choice.reverse,
                 )
             )
     info = ScheduleInfo(

@@ -287,18 +287,23 @@ def summary(chain: Sequence[Window], grid: tuple[int, int]) -> tuple[list[int], 
     return buffers, macs
 
 
-def in_place_shift(window: Window, bands: int) -> int:
-    """How many bytes before its input a depthwise output must start so that, run in
-    ``bands`` bands of whole output rows one after the other, no band writes a byte that
-    it or a later band still reads (aot.planning.in_place_depthwise).
+def in_place_shift(window: Window, bands: int, reverse: bool = False) -> int:
+    """How many bytes before its input an operator's output must start so that, run in
+    ``bands`` bands of whole output rows from the first, no band writes a byte that it or
+    a later band still reads (aot.planning.in_place_rows); with ``reverse``, how many
+    bytes after its input it must start for the bands run from the last.
 
-    Band k writes output rows up to its last and reads input rows from its first window
-    row on, and the first rows read only grow from band to band: the shift is the most
-    any band's written end passes its read start."""
+    From the first: band k writes output rows up to its last and reads input rows from
+    its first window row on, and the first rows read only grow from band to band, so the
+    shift is the most any band's written end passes its read start. From the last: the
+    most any band's read end passes its written start."""
     row_in = window.in_hw[1] * window.in_channels * window.element_bytes
     row_out = window.out_hw[1] * window.out_channels * window.element_bytes
     shift = 0
     for rows in split(window.out_hw[0], bands):
-        first_read = window._reads(rows, 0, window.pad_top).start
-        shift = max(shift, rows.stop * row_out - first_read * row_in)
+        read = window._reads(rows, 0, window.pad_top)
+        if reverse:
+            shift = max(shift, read.stop * row_in - rows.start * row_out)
+        else:
+            shift = max(shift, rows.stop * row_out - read.start * row_in)
     return shift
