@@ -16,7 +16,13 @@ from typing import Any
 
 from aot.artifacts import LibraryManifest
 from aot.cli.common import add_json_option
-from aot.cli.schedules import TILES_SVG, format_schedule, tiles_picture
+from aot.cli.schedules import (
+    IN_PLACE_SVG,
+    TILES_SVG,
+    format_schedule,
+    in_place_picture,
+    tiles_picture,
+)
 from aot.errors import ConfigError
 from aot.planning.loaded import LoadedPlan, load_plan, picture, short_tensor_name
 
@@ -275,10 +281,12 @@ def run(args: argparse.Namespace) -> int:
                 "choose another path with --svg PATH or skip it with --no-svg"
             ) from None
     report["svg"] = None if svg_path is None else str(svg_path)
-    tiles_path = _write_tiles(manifest, folder, args.no_svg)
+    tiles_path = _write_schedule_picture(manifest, folder, args.no_svg, TILES_SVG)
+    in_place_path = _write_schedule_picture(manifest, folder, args.no_svg, IN_PLACE_SVG)
     if manifest.schedule is not None:
         report["schedule"] = manifest.schedule.to_json()
         report["tiles_svg"] = None if tiles_path is None else str(tiles_path)
+        report["in_place_svg"] = None if in_place_path is None else str(in_place_path)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -290,21 +298,27 @@ def run(args: argparse.Namespace) -> int:
             print(f"\npicture: {svg_path}")
         if tiles_path is not None:
             print(f"tiles: {tiles_path}")
+        if in_place_path is not None:
+            print(f"in place: {in_place_path}")
     return 0
 
 
-def _write_tiles(manifest: LibraryManifest, folder: Path, no_svg: bool) -> Path | None:
-    """DIR/tiles.svg for a build with patch stages."""
+def _write_schedule_picture(
+    manifest: LibraryManifest, folder: Path, no_svg: bool, name: str
+) -> Path | None:
+    """DIR/tiles.svg for a build with patch stages, DIR/in_place.svg for one with
+    convolutions in place (``name`` says which)."""
     if no_svg or manifest.schedule is None:
         return None
-    svg = tiles_picture(manifest.schedule, manifest.name)
+    draw = tiles_picture if name == TILES_SVG else in_place_picture
+    svg = draw(manifest.schedule, manifest.name)
     if svg is None:
         return None
-    path = folder / TILES_SVG
+    path = folder / name
     try:
         path.write_text(svg)
     except OSError as err:
         raise ConfigError(
-            f"cannot write the tiles' picture to {path}: {err.strerror}; skip it with --no-svg"
+            f"cannot write the picture {path}: {err.strerror}; skip it with --no-svg"
         ) from None
     return path

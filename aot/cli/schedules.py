@@ -7,6 +7,9 @@ from __future__ import annotations
 from aot.artifacts.schedule import ScheduleInfo
 
 TILES_SVG = "tiles.svg"
+IN_PLACE_SVG = "in_place.svg"
+# In-place steps drawn: those with the most bytes, where in place matters most.
+MOST_IN_PLACE_PICTURES = 3
 
 
 def format_schedule(info: ScheduleInfo) -> str:
@@ -75,3 +78,26 @@ def tiles_picture(info: ScheduleInfo, model: str) -> str | None:
         plans.append((plan, f"{model}: operators {stage.first}-{last} in "
                             f"{stage.grid[0]}x{stage.grid[1]} tiles"))  # fmt: skip
     return render_stages(plans)
+
+
+def in_place_picture(info: ScheduleInfo, model: str) -> str | None:
+    """The SVG of the build's in-place convolutions (the largest few), or None."""
+    if not info.in_place:
+        return None
+    from aot.planning.patch_stage import window_of
+    from aot.planning.render_in_place import render_in_place
+    from aot.planning.render_tiles import stack
+
+    def size(step: object) -> int:
+        window = window_of(step.window)  # type: ignore[attr-defined]
+        return window.whole_input_bytes + window.whole_output_bytes
+
+    largest = sorted(info.in_place, key=size, reverse=True)[:MOST_IN_PLACE_PICTURES]
+    pictures = []
+    for step in sorted(largest, key=lambda s: info.in_place.index(s)):
+        window = window_of(step.window)
+        bands = step.bands or window.out_hw[0]  # a generated kernel goes row by row
+        how = f"{step.bands} bands" if step.bands else "its generated kernel, row by row"
+        title = f"{model}: {step.label} in place ({how})"
+        pictures.append(render_in_place(window, bands, step.shift_bytes, step.reverse, title))
+    return stack(pictures)

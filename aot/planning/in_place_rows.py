@@ -51,8 +51,15 @@ from aot.planning.patches import CONV, DEPTHWISE, Window, in_place_shift, plan_p
 # The output's start is this aligned, as every buffer the planner places.
 SHIFT_ALIGNMENT = 16
 # Output rows per band the search tries: fewer rows per band, a smaller shift and more
-# kernel calls (each about INSTRUCTIONS_PER_CALL of aot.planning.patch_stage).
+# kernel calls.
 ROWS_PER_BAND = (1, 2, 4, 8)
+# The search's estimate of one more band's call, in instructions: the call and its loops'
+# set-up, and per output channel what the kernels prepare per call (the DSP depthwise
+# kernel's doubled weights and records per group of four). Measured on mps2_an386 (docs/
+# benchmarks.md, "Patch stages and convolutions in place"): kws (64 channels) about 6,600
+# a call, ds_cnn and MobileNetV2 about 3,500.
+INSTRUCTIONS_PER_BAND = 1_200
+INSTRUCTIONS_PER_BAND_CHANNEL = 80
 
 
 @dataclass(frozen=True)
@@ -225,6 +232,7 @@ class InPlaceChoice:
     steps: tuple[InPlace, ...]
     ram_bytes: int
     extra_calls: int
+    extra_instructions: int  # estimated: INSTRUCTIONS_PER_BAND and _PER_BAND_CHANNEL
 
 
 def _top(live: Sequence[int]) -> tuple[int, int]:
@@ -317,7 +325,7 @@ def choose_in_place(lowered: Any, io_in_pool: bool) -> list[InPlaceChoice]:
         if ram < (found[-1].ram_bytes if found else base):
             steps = _fewest_bands(lowered, chosen, ram, io_in_pool)
             calls = sum(c.bands - 1 for c in steps if c.bands)
-            found.append(InPlaceChoice(tuple(steps), ram, calls))
+            found.append(InPlaceChoice(tuple(steps), ram, calls, _estimate(lowered, steps)))
 
 
 def _fewest_bands(
@@ -338,3 +346,19 @@ def _fewest_bands(
                 steps = trial
                 break
     return steps
+
+
+def _estimate(lowered: Any, steps: Sequence[InPlace]) -> int:
+    """Instructions the bands of ``steps`` add (a generated kernel run as it is: none)."""
+    channels = {}
+    model = lowered
+    for step in steps:
+        for candidate in candidates(model, True):
+            channels[candidate.step.outputs[0]] = candidate.window.out_channels
+        model = apply_in_place(model, [step])
+    return sum(
+        (step.bands - 1)
+        * (INSTRUCTIONS_PER_BAND + INSTRUCTIONS_PER_BAND_CHANNEL * channels[step.output])
+        for step in steps
+        if step.bands
+    )

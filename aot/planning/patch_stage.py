@@ -447,8 +447,7 @@ def _with_in_place(lowered: Any, found: list[Schedule], io_in_pool: bool) -> lis
                     schedule,
                     ram_bytes=choice.ram_bytes,
                     extra_calls=schedule.extra_calls + choice.extra_calls,
-                    extra_instructions=schedule.extra_instructions
-                    + choice.extra_calls * INSTRUCTIONS_PER_CALL,
+                    extra_instructions=schedule.extra_instructions + choice.extra_instructions,
                     in_place=choice.steps,
                 )
             )

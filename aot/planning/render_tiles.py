@@ -112,7 +112,11 @@ def _inner_tile(plan: PatchPlan) -> int:
 
 def render_stages(plans: Sequence[tuple[PatchPlan, str]]) -> str:
     """Several stages' pictures one above the other."""
-    parts = [render_tiles(plan, title) for plan, title in plans]
+    return stack([render_tiles(plan, title) for plan, title in plans])
+
+
+def stack(parts: Sequence[str]) -> str:
+    """SVG pictures one above the other, as one."""
     if len(parts) == 1:
         return parts[0]
     bodies, width, height = [], 0, 0
