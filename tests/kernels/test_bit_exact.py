@@ -123,6 +123,27 @@ def test_requantization_forms_match_litert(isa: str, tmp_path: Path) -> None:
     check_cases(isa, BOARDS[isa], 7, tmp_path, shapes=REQUANT_FORM_SHAPES)
 
 
+# aot_k_fc_wide (batch 1, int16 weights, conv_dsp.c): K % 8 == 0 (two groups a pass),
+# K % 8 == 4 (an odd group first), K % 4 tails, K < 4 (no group at all), channels past the
+# last quad, one 640-deep layer as ad01_int8's first; both requantization forms' scales.
+WIDE_FC_SHAPES = tuple(
+    cases.Shape("FULLY_CONNECTED", 1, 1, 1, depth, out_c, (1, 1), weight_scale=scale)
+    for depth, out_c, scale in [
+        (16, 8, None), (12, 4, None), (20, 9, None), (7, 5, None), (3, 6, None),
+        (1, 3, None), (26, 13, None), (640, 12, None), (24, 8, 1e-7), (36, 7, 3.0),
+    ]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("isa", ["dsp", "scalar"])
+def test_batch_one_fully_connected_with_wide_weights_matches_litert(
+    isa: str, tmp_path: Path
+) -> None:
+    check_cases(isa, BOARDS[isa], 13, tmp_path, shapes=WIDE_FC_SHAPES)
+    ran = [op["implementation"] for op in read_metadata(tmp_path / "out")["operators"]]
+    assert ran and all(name == f"aot_k_fc_wide_s8_{isa}" for name in ran), ran
+
+
 # aot_k_dwconv3x3: interior runs per channel group with the records (zero point folded
 # into the nudge; each clamp kind by the drawn activations and zero points), border
 # columns as runs down 4 rows or more (left, right, both, two of them with dilation 2),

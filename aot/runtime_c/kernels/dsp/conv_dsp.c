@@ -818,6 +818,116 @@ void AOT_K_FN(conv)(const struct aot_k_conv_params* p, const int8_t* input,
   }
 }
 
+/* -- Batch 1 with int16 weights (aot_k_fc_wide) ------------------------------------------
+ * Each weight of a batch-1 fully connected layer is used once per inference, so the
+ * SXTB16 pair that unpacks it costs a whole instruction per two multiply-accumulates.
+ * Widened at build time (aot/kernels/dsp.py wide_channel_quads: per channel quad and
+ * group of four depths, each channel's (w0, w2) then (w1, w3) as halfword pairs, 32
+ * bytes; channels past the last quad as plain int16 rows), only the input is unpacked:
+ * per four depths one LDR and two SXTB16 serve four channels' four LDRD and eight SMLAD,
+ * two groups a pass: 32 instructions for 32 multiply-accumulates with the loop (43 with
+ * int8 weights).
+ * Twice the weights' bytes in flash, which prepare_fc weighs. */
+static inline __attribute__((always_inline)) void mac_w4(const int8_t* pa, const int8_t* end,
+                                                         const int16_t** pw, int32_t* a0,
+                                                         int32_t* a1, int32_t* a2,
+                                                         int32_t* a3) {
+#if AOT_K_HAVE_DSP
+  int32_t x, xe, w0, w1;
+  if ((end - pa) & 4) {
+    /* An odd group of four depths first, so the loop below runs two a pass. */
+    const int32_t v = aot_k_load32(pa), ve = aot_k_sxtb16(v), vo = aot_k_sxtb16_odd(v);
+    const int16_t* g = *pw;
+    *a0 = aot_k_smlad(vo, aot_k_load32(g + 2), aot_k_smlad(ve, aot_k_load32(g), *a0));
+    *a1 = aot_k_smlad(vo, aot_k_load32(g + 6), aot_k_smlad(ve, aot_k_load32(g + 4), *a1));
+    *a2 = aot_k_smlad(vo, aot_k_load32(g + 10), aot_k_smlad(ve, aot_k_load32(g + 8), *a2));
+    *a3 = aot_k_smlad(vo, aot_k_load32(g + 14), aot_k_smlad(ve, aot_k_load32(g + 12), *a3));
+    *pw = g + 16;
+    pa += 4;
+  }
+  if (pa == end) return;
+#define AOT_K_W4_CHANNEL(a)                  \
+  "ldrd %[w0], %[w1], [%[pw]], #8\n\t"     \
+  "smlad %[" #a "], %[xe], %[w0], %[" #a "]\n\t" \
+  "smlad %[" #a "], %[x], %[w1], %[" #a "]\n\t"
+#define AOT_K_W4_GROUP                          \
+  "ldr %[x], [%[pa]], #4\n\t"                \
+  "sxtb16 %[xe], %[x]\n\t"                   \
+  "sxtb16 %[x], %[x], ror #8\n\t"            \
+  AOT_K_W4_CHANNEL(a0) AOT_K_W4_CHANNEL(a1) AOT_K_W4_CHANNEL(a2) AOT_K_W4_CHANNEL(a3)
+  __asm__(
+      "1:\n\t"
+      AOT_K_W4_GROUP AOT_K_W4_GROUP
+      "cmp %[pa], %[end]\n\t"
+      "bne 1b"
+      : [x] "=&r"(x), [xe] "=&r"(xe), [w0] "=&r"(w0), [w1] "=&r"(w1), [a0] "+r"(*a0),
+        [a1] "+r"(*a1), [a2] "+r"(*a2), [a3] "+r"(*a3), [pa] "+r"(pa), [pw] "+r"(*pw)
+      : [end] "r"(end)
+      : "memory", "cc");
+#undef AOT_K_W4_GROUP
+#undef AOT_K_W4_CHANNEL
+#else
+  /* The plain C build: the same sums, two products a halfword pair. */
+  const int16_t* w = *pw;
+  int32_t s0 = *a0, s1 = *a1, s2 = *a2, s3 = *a3;
+  for (; pa != end; pa += 4, w += 16) {
+    const int32_t x0 = pa[0], x1 = pa[1], x2 = pa[2], x3 = pa[3];
+    s0 += x0 * w[0] + x2 * w[1] + x1 * w[2] + x3 * w[3];
+    s1 += x0 * w[4] + x2 * w[5] + x1 * w[6] + x3 * w[7];
+    s2 += x0 * w[8] + x2 * w[9] + x1 * w[10] + x3 * w[11];
+    s3 += x0 * w[12] + x2 * w[13] + x1 * w[14] + x3 * w[15];
+  }
+  *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
+  *pw = w;
+#endif
+}
+
+static inline __attribute__((always_inline)) void row1_w4_body(
+    const int8_t* a, int32_t k, const int16_t* w, int32_t out_c, const struct aot_k_out_q* q_in,
+    int8_t* out, const int32_t mode) {
+  const struct aot_k_out_q local = *q_in; /* int8 stores cannot alias a local copy */
+  const struct aot_k_out_q* const q = &local;
+  const int32_t k4 = k >> 2, tail = k - 4 * k4;
+  const int8_t* const end = a + 4 * k4;
+  int32_t c = 0;
+  for (; c + 4 <= out_c; c += 4) {
+    const struct aot_k_rq* const r = q->rq + c;
+    const int16_t* pw = w + c * k;
+    int32_t acc0 = r[0].bias, acc1 = r[1].bias, acc2 = r[2].bias, acc3 = r[3].bias;
+    if (k4) mac_w4(a, end, &pw, &acc0, &acc1, &acc2, &acc3);
+    for (int32_t j = 0; j < tail; ++j) {
+      const int32_t x = end[j];
+      acc0 += x * pw[j];
+      acc1 += x * pw[tail + j];
+      acc2 += x * pw[2 * tail + j];
+      acc3 += x * pw[3 * tail + j];
+    }
+    const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
+    const int8_t o2 = out_q(q, &r[2], acc2, mode), o3 = out_q(q, &r[3], acc3, mode);
+    out[c] = o0;
+    out[c + 1] = o1;
+    out[c + 2] = o2;
+    out[c + 3] = o3;
+  }
+  for (; c < out_c; ++c) {
+    const int16_t* row = w + c * k;
+    int32_t acc = q->rq[c].bias;
+    for (int32_t j = 0; j < k; ++j) acc += a[j] * row[j];
+    out[c] = out_q(q, q->rq + c, acc, mode);
+  }
+}
+
+/* A batch-1 fully connected layer with int16 weights (wide_channel_quads); the input
+ * 4-byte aligned when K >= 4 (planned buffers are). */
+void AOT_K_FN(fc_wide)(const struct aot_k_fc_params* p, const int8_t* input,
+                       const int16_t* weights, const int32_t* records, int8_t* output,
+                       int8_t* scratch) {
+  (void)scratch;
+  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+                                         p->act_min, p->act_max, p->rounding);
+  ROW_DISPATCH(row1_w4_body, &q, input, p->depth, weights, p->out_c, &q, output);
+}
+
 void AOT_K_FN(fc)(const struct aot_k_fc_params* p, const int8_t* input,
                   const int8_t* weights, const int32_t* records, int8_t* output,
                   int8_t* scratch) {

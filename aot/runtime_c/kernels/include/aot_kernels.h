@@ -49,6 +49,11 @@ void aot_k_dwconv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
                          const int32_t* shift, int8_t* output, int8_t* scratch);
 void aot_k_fc_s8_dsp(const struct aot_k_fc_params* p, const int8_t* input,
                      const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
+/* fc_wide: batches 1, the weights widened to int16 in channel quads (aot/kernels/dsp.py
+ * wide_channel_quads), records as fc's; no scratch. */
+void aot_k_fc_wide_s8_dsp(const struct aot_k_fc_params* p, const int8_t* input,
+                          const int16_t* weights, const int32_t* records, int8_t* output,
+                          int8_t* scratch);
 /* dwconv3x3: 3x3, depth multiplier 1, in_c % 4 == 0; dwconv's weights, and records: one
  * struct aot_k_rq per channel (aot_kernels_requant.h; the bias with the input zero point
  * folded in), of the form p->requant_form; scratch: in_c bytes when some pixel has a
@@ -66,6 +71,9 @@ void aot_k_dwconv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* inp
                             int8_t* scratch);
 void aot_k_fc_s8_scalar(const struct aot_k_fc_params* p, const int8_t* input,
                         const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
+void aot_k_fc_wide_s8_scalar(const struct aot_k_fc_params* p, const int8_t* input,
+                             const int16_t* weights, const int32_t* records, int8_t* output,
+                             int8_t* scratch);
 void aot_k_dwconv3x3_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
                                const int8_t* weights, const int32_t* records, int8_t* output,
                                int8_t* scratch);
