@@ -110,9 +110,13 @@ def candidates(lowered: Any, io_in_pool: bool) -> list[Candidate]:
     for tensor_id, root in roots.items():
         members.setdefault(root, set()).add(tensor_id)
     last_touch: dict[int, int] = {}  # buffer (root) -> the last step that touches it
+    # Targets that touch each buffer: one buffer for two tensors must not narrow the pools
+    # either may use, so both stay with the step's own target.
+    targets: dict[int, set[str]] = {}
     for position, step in enumerate(lowered.steps):
         for tensor_id in step.args:
             last_touch[roots[tensor_id]] = position
+            targets.setdefault(roots[tensor_id], set()).update(step.targets_of(tensor_id))
     sharing = set(lowered.shared) | set(lowered.shared.values())
     by_symbol = {a.symbol: a for a in lowered.artifacts}
     kinds = (INTERMEDIATE, INPUT) if io_in_pool else (INTERMEDIATE,)
@@ -128,6 +132,8 @@ def candidates(lowered: Any, io_in_pool: bool) -> list[Candidate]:
         if last_touch[roots[source]] != position or step.args.count(source) != 1:
             continue
         if lowered.tensors[output].kind != INTERMEDIATE or output in sharing:
+            continue
+        if targets[roots[source]] | targets[roots[output]] != {step.target}:
             continue
         artifact = by_symbol[step.kernel]
         window = step_window(step, artifact)
