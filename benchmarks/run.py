@@ -12,6 +12,8 @@ Sections (each a module benchmarks/bench_<name>.py with ``run() -> (title, rows)
   planners  workspace per model and planning algorithm, ratio to the lower bound
   qemu      instructions per inference, memory, stack and section sizes on the emulated
             boards, aot against TensorFlow Lite Micro built here (reference, CMSIS-NN)
+  converters  the same for the converter-made fixtures of 1M MACs or more, mps2_an386
+  patches   below the fixed-order bound: patch stages and convolutions in place
   zephyr    the same under Zephyr 3.4.99 (../shared/zephyr) against the cmsis template
   zephyr_profile  vww's per-operator shares on mps2_an385, cmsis against Zephyr
 Results are deterministic except wall-clock times. Under QEMU, time is counted in
@@ -83,7 +85,7 @@ def _section(name: str) -> Section:
 
 
 SECTIONS: dict[str, Section] = {"compile": compile_section}
-for _name in ("memory", "planners", "qemu", "patches", "zephyr", "zephyr_profile"):
+for _name in ("memory", "planners", "qemu", "converters", "patches", "zephyr", "zephyr_profile"):
     if (Path(__file__).resolve().parent / f"bench_{_name}.py").is_file():
         SECTIONS[_name] = _section(_name)
 

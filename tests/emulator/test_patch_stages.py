@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.emulator, pytest.mark.toolchain]
 VWW = mlperf_tiny("vww_96_int8")
 VWW_BOUND = 55_360  # whole operators, --io-in-pool, on every board with the DSP kernels
 M4 = "mps2_an386"
+OTHER_BOARDS = ["mps2_an385", "mps2_an500", "mps2_an521", "mps3_an547"]
 
 
 @pytest.fixture(autouse=True)
@@ -86,11 +87,14 @@ def test_vww_below_the_bound_equals_litert_at_every_step(tmp_path: Path) -> None
     assert stage["elements"] == 24 * 24 * 16  # the stage output, compared whole
 
 
-def test_person_detect_stages_equal_whole_operators(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "board", [M4, *(pytest.param(b, marks=pytest.mark.soak) for b in OTHER_BOARDS)]
+)
+def test_person_detect_stages_equal_whole_operators(board: str, tmp_path: Path) -> None:
     model = tflm_model("person_detect")
-    whole = build(model, tmp_path / "whole", M4, "--io-in-pool", "--trace")
+    whole = build(model, tmp_path / "whole", board, "--io-in-pool", "--trace")
     budget = int(0.55 * _workspace(whole))
-    tiled = build(model, tmp_path / "tiled", M4, "--io-in-pool", "--trace", "--ram-budget",
+    tiled = build(model, tmp_path / "tiled", board, "--io-in-pool", "--trace", "--ram-budget",
                   str(budget))  # fmt: skip
     manifest = read_manifest(tiled)
     assert manifest.schedule is not None and manifest.schedule.stages
@@ -102,9 +106,6 @@ def test_person_detect_stages_equal_whole_operators(tmp_path: Path) -> None:
     for inputs in random_manifest_inputs(manifest, 2, seed=21):
         got, expected = _traced(tiled, inputs, names), _traced(whole, inputs, names)
         assert set(got) == names and got == expected
-
-
-OTHER_BOARDS = ["mps2_an385", "mps2_an500", "mps2_an521", "mps3_an547"]
 
 
 @pytest.mark.soak
@@ -119,21 +120,3 @@ def test_vww_budgets_on_every_board(board: str, budget: str, tmp_path: Path) -> 
                                                int(budget[:-1]) * 1024)  # fmt: skip
     result = _aot("validate", folder, VWW, "-q", "-n", "10")
     assert result.returncode == 0, result.stderr + result.stdout
-
-
-@pytest.mark.soak
-@pytest.mark.parametrize("board", OTHER_BOARDS)
-def test_person_detect_stages_on_every_board(board: str, tmp_path: Path) -> None:
-    model = tflm_model("person_detect")
-    whole = build(model, tmp_path / "whole", board, "--io-in-pool", "--trace")
-    budget = int(0.55 * _workspace(whole))
-    tiled = build(model, tmp_path / "tiled", board, "--io-in-pool", "--trace", "--ram-budget",
-                  str(budget))  # fmt: skip
-    manifest = read_manifest(tiled)
-    assert manifest.schedule.stages and _workspace(tiled) <= budget
-    stage_kernels = {s.symbol for s in manifest.schedule.stages}
-    steps = {op.index for op in manifest.operators if op.kernel in stage_kernels}
-    names = {o.tensor for s in manifest.trace.steps if s.step in steps for o in s.outputs}
-    for inputs in random_manifest_inputs(manifest, 2, seed=21):
-        got, expected = _traced(tiled, inputs, names), _traced(whole, inputs, names)
-        assert set(got) == names and got == expected

@@ -239,6 +239,18 @@ static inline __attribute__((always_inline)) void mac_q4(const int8_t* pa, const
 #endif
 }
 
+/* Four channels' accumulators requantized and stored (the fully connected quads). */
+static inline __attribute__((always_inline)) void store_quad(
+    const struct aot_k_out_q* q, const struct aot_k_rq* r, int32_t acc0, int32_t acc1,
+    int32_t acc2, int32_t acc3, int8_t* out, const int32_t mode) {
+  const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
+  const int8_t o2 = out_q(q, &r[2], acc2, mode), o3 = out_q(q, &r[3], acc3, mode);
+  out[0] = o0;
+  out[1] = o1;
+  out[2] = o2;
+  out[3] = o3;
+}
+
 /* A single int8 row (a batch-1 fully connected layer) times every weight row, four
  * channels at a time: each input word unpacked once serves four channels. The weights
  * come in channel quads (aot/kernels/dsp.py): per quad, each group of four weights of
@@ -288,12 +300,7 @@ static inline __attribute__((always_inline)) void row1_q4_body(
       acc2 += x * pw[2 * tail + j];
       acc3 += x * pw[3 * tail + j];
     }
-    const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
-    const int8_t o2 = out_q(q, &r[2], acc2, mode), o3 = out_q(q, &r[3], acc3, mode);
-    out[c] = o0;
-    out[c + 1] = o1;
-    out[c + 2] = o2;
-    out[c + 3] = o3;
+    store_quad(q, r, acc0, acc1, acc2, acc3, out + c, mode);
   }
   for (; c < out_c; ++c) {
     out[c] = out_q(q, q->rq + c, dot_s8(a, w + c * k, k, q->rq[c].bias), mode);
@@ -902,12 +909,7 @@ static inline __attribute__((always_inline)) void row1_w4_body(
       acc2 += x * pw[2 * tail + j];
       acc3 += x * pw[3 * tail + j];
     }
-    const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
-    const int8_t o2 = out_q(q, &r[2], acc2, mode), o3 = out_q(q, &r[3], acc3, mode);
-    out[c] = o0;
-    out[c + 1] = o1;
-    out[c + 2] = o2;
-    out[c + 3] = o3;
+    store_quad(q, r, acc0, acc1, acc2, acc3, out + c, mode);
   }
   for (; c < out_c; ++c) {
     const int16_t* row = w + c * k;
