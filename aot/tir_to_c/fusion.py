@@ -5,6 +5,8 @@ before the next loop nest reads it. On a microcontroller those intermediates are
 biggest RAM cost after activations, so we move work to where its result is consumed:
 
 - injective producers (padding, casts) are inlined into their consumers;
+- an elementwise stage read by one elementwise consumer of its shape is computed under
+  the consumer's innermost loop (one element instead of a whole int32 intermediate);
 - the epilogue of a reduction (bias, requantize, clamp) is moved under the reduction's
   spatial loops, so the accumulator shrinks to one element (a register), and its
   initialisation is hoisted out of the reduction loops.
@@ -93,6 +95,22 @@ def fuse_for_memory(func: Any) -> Any:
             sch.compute_inline(block)
         except Exception:  # the block writes an output or is not injective
             continue
+    for block in sch.get_child_blocks(root):
+        # An elementwise stage read only by one elementwise consumer of its shape (the
+        # reluish value of HARD_SWISH): computed under the consumer's innermost loop, its
+        # whole int32 intermediate shrinks to one element.
+        if _is_reduction(sch, block):
+            continue
+        consumers = list(sch.get_consumers(block))
+        if len(consumers) != 1 or _is_reduction(sch, consumers[0]):
+            continue
+        own, theirs = sch.get_loops(block), sch.get_loops(consumers[0])
+        if not own or len(own) != len(theirs):
+            continue
+        if any(int(sch.get(a).extent) != int(sch.get(b).extent) for a, b in zip(own, theirs)):
+            continue
+        with contextlib.suppress(Exception):  # else it keeps its whole buffer
+            sch.compute_at(block, theirs[-1])
     for block in sch.get_child_blocks(root):
         if not _is_reduction(sch, block):
             continue
