@@ -47,6 +47,7 @@ from typing import Any
 
 from aot.errors import InternalError
 from aot.planning.patches import CONV, DEPTHWISE, Window, in_place_shift, plan_patches
+from aot.planning.tiled_step import step_window, with_stage
 
 # The output's start is this aligned, as every buffer the planner places.
 SHIFT_ALIGNMENT = 16
@@ -103,7 +104,6 @@ class Candidate:
 def candidates(lowered: Any, io_in_pool: bool) -> list[Candidate]:
     """The convolution steps that can run in place (the module's docstring)."""
     from aot.lowering import INPUT, INTERMEDIATE
-    from aot.planning.patch_stage import step_window
 
     roots = lowered.memory_roots
     members: dict[int, set[int]] = {}
@@ -177,8 +177,6 @@ def _generated_window(lowered: Any, step: Any, artifact: Any) -> Window | None:
 def apply_in_place(lowered: Any, choices: Sequence[InPlace]) -> Any:
     """The lowered model with each chosen convolution run in place over one buffer:
     in bands, or its own code as it is with an ``aliased`` artifact."""
-    from aot.planning.patch_stage import with_stage
-
     shared = dict(lowered.shared)
     offsets = dict(lowered.shared_offsets)
     for choice in choices:
