@@ -39,6 +39,8 @@ class Shape:
     # ADD: which operand has the output's shape and how the other repeats over it
     # ("equal", "channel": [in_c], "scalar": [1], "lhs_channel": the lhs is the [in_c] one)
     broadcast: str = "equal"
+    # every weight +-127 (random signs): a channel's sum of |w| at its largest, 127 * K
+    extreme_weights: bool = False
 
 
 def _out(size: int, k: int, stride: int, dilation: int, same: bool) -> int:
@@ -97,6 +99,12 @@ def random_shape(rng: np.random.Generator, kind: str) -> Shape:
     return shape
 
 
+def _weights(rng: np.random.Generator, shape: tuple[int, ...], extreme: bool) -> np.ndarray:
+    if extreme:
+        return (127 * rng.choice([-1, 1], size=shape)).astype(np.int8)
+    return rng.integers(-127, 128, size=shape, dtype=np.int8)
+
+
 def add_case(
     b: TFLiteModelBuilder,
     rng: np.random.Generator,
@@ -121,7 +129,7 @@ def add_case(
     bias_scales = [float(np.float32(in_scale) * np.float32(s)) for s in w_scales]
     if shape.kind == "FULLY_CONNECTED":
         x = b.add_input(f"{name}_x", (shape.batches, shape.in_c), "int8", in_scale, in_zp)
-        weights = rng.integers(-127, 128, size=(out_c, shape.in_c), dtype=np.int8)
+        weights = _weights(rng, (out_c, shape.in_c), shape.extreme_weights)
         wt = b.add_constant(f"{name}_w", weights, scale=w_scales, zero_point=[0] * len(w_scales))
         inputs = [x, wt, -1]
         if rng.random() < 0.8:
@@ -142,7 +150,7 @@ def add_case(
         f"{name}_x", (shape.batches, shape.h, shape.w, shape.in_c), "int8", in_scale, in_zp
     )
     w_shape = (1, k_h, k_w, out_c) if depthwise else (out_c, k_h, k_w, shape.in_c)
-    weights = rng.integers(-127, 128, size=w_shape, dtype=np.int8)
+    weights = _weights(rng, w_shape, shape.extreme_weights)
     wt = b.add_constant(
         f"{name}_w", weights, scale=w_scales, zero_point=[0] * len(w_scales),
         quantized_dimension=3 if depthwise else 0,

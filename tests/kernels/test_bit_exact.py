@@ -141,7 +141,51 @@ def test_batch_one_fully_connected_with_wide_weights_matches_litert(
 ) -> None:
     check_cases(isa, BOARDS[isa], 13, tmp_path, shapes=WIDE_FC_SHAPES)
     ran = [op["implementation"] for op in read_metadata(tmp_path / "out")["operators"]]
-    assert ran and all(name == f"aot_k_fc_wide_s8_{isa}" for name in ran), ran
+    # The plain C build takes the two-channels-per-multiply kernel first (below).
+    expected = "aot_k_fc_wide_s8_dsp" if isa == "dsp" else "aot_k_fc_lanes_s8_scalar"
+    assert ran and all(name == expected for name in ran), ran
+
+
+# aot_k_conv_lanes / aot_k_fc_lanes (conv_lanes_scalar.c, two channels per SMLAL): pixel
+# counts leaving 0-3 pixels past the last pass of four, odd channel counts (the last pair's
+# second lane unused), K % 4 != 0 (zero-padded words), 1x1 and windows with padding on
+# every side, strides, dilation, batches; fully connected layers over 1-13 channels (the
+# three-pair loop and the pairs after it) and batches; both requantization forms' scales;
+# every weight +-127 at K = 516 (127 * 516 = 65532, the largest sum of |w| a lane holds)
+# and one past it at K = 517, which the plain C kernels of conv_dsp.c take instead.
+LANES_SHAPES = (
+    cases.Shape("CONV_2D", 1, 1, 1, 16, 6),
+    cases.Shape("CONV_2D", 1, 1, 2, 8, 3),
+    cases.Shape("CONV_2D", 1, 3, 1, 5, 7),
+    cases.Shape("CONV_2D", 1, 3, 3, 16, 9),
+    cases.Shape("CONV_2D", 2, 3, 5, 12, 1),
+    cases.Shape("CONV_2D", 1, 7, 6, 3, 8, (3, 3), (2, 2)),
+    cases.Shape("CONV_2D", 1, 6, 7, 5, 11, (3, 3), (1, 1), (2, 2)),
+    cases.Shape("CONV_2D", 1, 9, 5, 1, 16, (4, 2), (1, 2)),
+    cases.Shape("CONV_2D", 2, 5, 6, 4, 5, (3, 3), (1, 1), (1, 1), False),
+    cases.Shape("CONV_2D", 1, 5, 5, 8, 6, (3, 3), weight_scale=3.0),
+    cases.Shape("CONV_2D", 1, 4, 5, 8, 7, (1, 1), weight_scale=1e-7),
+    cases.Shape("CONV_2D", 1, 3, 3, 516, 5, extreme_weights=True),
+    cases.Shape("CONV_2D", 1, 3, 3, 517, 4, extreme_weights=True),
+    *(cases.Shape("FULLY_CONNECTED", 1, 1, 1, 37, c) for c in (1, 2, 5, 6, 7, 13)),
+    cases.Shape("FULLY_CONNECTED", 3, 1, 1, 20, 8),
+    cases.Shape("FULLY_CONNECTED", 1, 1, 1, 48, 9, weight_scale=3.0),
+    cases.Shape("FULLY_CONNECTED", 1, 1, 1, 516, 6, extreme_weights=True),
+)
+
+
+@pytest.mark.parametrize("board", ["mps2_an385", "mps2_an521"])
+def test_two_channels_per_multiply_match_litert(board: str, tmp_path: Path) -> None:
+    check_cases("scalar", board, 17, tmp_path, shapes=LANES_SHAPES)
+    ran = [op["implementation"] for op in read_metadata(tmp_path / "out")["operators"]]
+    over_the_bound = LANES_SHAPES.index(
+        cases.Shape("CONV_2D", 1, 3, 3, 517, 4, extreme_weights=True)
+    )
+    assert ran[over_the_bound] == "aot_k_conv_s8_scalar", ran
+    others = ran[:over_the_bound] + ran[over_the_bound + 1 :]
+    assert all(
+        name in ("aot_k_conv_lanes_s8_scalar", "aot_k_fc_lanes_s8_scalar") for name in others
+    ), ran
 
 
 # aot_k_dwconv3x3: interior runs per channel group with the records (zero point folded

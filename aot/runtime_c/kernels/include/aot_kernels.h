@@ -78,6 +78,18 @@ void aot_k_dwconv3x3_s8_scalar(const struct aot_k_conv_params* p, const int8_t* 
                                const int8_t* weights, const int32_t* records, int8_t* output,
                                int8_t* scratch);
 
+/* conv_lanes, fc_lanes: two output channels per multiply (conv_lanes_scalar.c); weights
+ * one int32 word per channel pair and depth, w0 + w1 * 2^24, the depth padded to four
+ * (aot/kernels/scalar.py lane_pairs); records: struct aot_k_rq per channel (the bias with
+ * the input zero point folded in), an even count; input_offset 0, padded taps read
+ * pad_value. conv's scratch: 4 * K bytes, K rounded up to four; fc's none. */
+void aot_k_conv_lanes_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
+                                const int32_t* weights, const int32_t* records,
+                                int8_t* output, int8_t* scratch);
+void aot_k_fc_lanes_s8_scalar(const struct aot_k_fc_params* p, const int8_t* input,
+                              const int32_t* weights, const int32_t* records, int8_t* output,
+                              int8_t* scratch);
+
 /* -- mve: Helium / MVE (Cortex-M55) ----------------------------------------------------- */
 /* bias: int32 with the input zero point folded in. conv and fc take the model's OHWI /
  * [out_c][depth] weights (input_offset 0; conv's padded taps read pad_value); dwconv its
