@@ -239,6 +239,18 @@ static inline __attribute__((always_inline)) void mac_q4(const int8_t* pa, const
 #endif
 }
 
+/* A channel quad's K % 4 tails, after its groups of four: the input's last `tail` depths
+ * at x times each of the four channels' `tail` weights in turn at pw. A macro, as the
+ * weights are int8 (row1_q4_body) or int16 (row1_w4_body). */
+#define QUAD_TAILS(x, pw, tail, acc0, acc1, acc2, acc3) \
+  for (int32_t j = 0; j < (tail); ++j) {                \
+    const int32_t xj = (x)[j];                          \
+    (acc0) += xj * (pw)[j];                             \
+    (acc1) += xj * (pw)[(tail) + j];                    \
+    (acc2) += xj * (pw)[2 * (tail) + j];                \
+    (acc3) += xj * (pw)[3 * (tail) + j];                \
+  }
+
 /* Four channels' accumulators requantized and stored (the fully connected quads). */
 static inline __attribute__((always_inline)) void store_quad(
     const struct aot_k_out_q* q, const struct aot_k_rq* r, int32_t acc0, int32_t acc1,
@@ -293,13 +305,7 @@ static inline __attribute__((always_inline)) void row1_q4_body(
       acc3 = aot_k_smlad(ae, aot_k_sxtb16(v), acc3);
       acc3 = aot_k_smlad(ao, aot_k_sxtb16_odd(v), acc3);
     }
-    for (int32_t j = 0; j < tail; ++j) {
-      const int32_t x = pa[j];
-      acc0 += x * pw[j];
-      acc1 += x * pw[tail + j];
-      acc2 += x * pw[2 * tail + j];
-      acc3 += x * pw[3 * tail + j];
-    }
+    QUAD_TAILS(pa, pw, tail, acc0, acc1, acc2, acc3);
     store_quad(q, r, acc0, acc1, acc2, acc3, out + c, mode);
   }
   for (; c < out_c; ++c) {
@@ -902,13 +908,7 @@ static inline __attribute__((always_inline)) void row1_w4_body(
     const int16_t* pw = w + c * k;
     int32_t acc0 = r[0].bias, acc1 = r[1].bias, acc2 = r[2].bias, acc3 = r[3].bias;
     if (k4) mac_w4(a, end, &pw, &acc0, &acc1, &acc2, &acc3);
-    for (int32_t j = 0; j < tail; ++j) {
-      const int32_t x = end[j];
-      acc0 += x * pw[j];
-      acc1 += x * pw[tail + j];
-      acc2 += x * pw[2 * tail + j];
-      acc3 += x * pw[3 * tail + j];
-    }
+    QUAD_TAILS(end, pw, tail, acc0, acc1, acc2, acc3);
     store_quad(q, r, acc0, acc1, acc2, acc3, out + c, mode);
   }
   for (; c < out_c; ++c) {
