@@ -214,20 +214,6 @@ def _aliased(lowered: Any, step: Any) -> Any:
     return replace(lowered, steps=steps, artifacts=tuple(artifacts))
 
 
-def live_bytes(lowered: Any, io_in_pool: bool) -> list[int]:
-    """The bytes live at each step as the planner starts from them: the buffers of
-    aot.planning.liveness (tensors that share memory as one)."""
-    from aot.planning.core import live_bytes_per_step
-    from aot.planning.liveness import workspace_buffers
-
-    return live_bytes_per_step(workspace_buffers(lowered, SHIFT_ALIGNMENT, io_in_pool))
-
-
-def peak_bytes(lowered: Any, io_in_pool: bool) -> int:
-    """The fixed-order peak the planner starts from (``live_bytes``)."""
-    return max(live_bytes(lowered, io_in_pool), default=0)
-
-
 @dataclass(frozen=True)
 class InPlaceChoice:
     """In-place steps that lower the model's peak to ``ram_bytes``, with the kernel calls
@@ -305,7 +291,10 @@ def choose_in_place(lowered: Any, io_in_pool: bool) -> list[InPlaceChoice]:
     (``_moves``) that lowers the peak, or the number of steps at it, the most, fewer
     calls first on a tie; then give each chosen step the fewest bands that keep the
     peak. Each time the peak falls, a choice: the steps so far, by RAM, each with more
-    calls than the one before."""
+    calls than the one before. RAM is the planner's fixed-order peak
+    (aot.planning.liveness.live_bytes)."""
+    from aot.planning.liveness import live_bytes
+
     current = lowered
     live = live_bytes(current, io_in_pool)
     base = max(live, default=0)
@@ -337,6 +326,8 @@ def _fewest_bands(
 ) -> list[InPlace]:
     """``chosen`` with each step's bands cut to the fewest (``ROWS_PER_BAND``) that keep
     the model's peak at ``ram``."""
+    from aot.planning.liveness import peak_bytes
+
     steps = list(chosen)
     for k, step in enumerate(steps):
         if not step.bands:

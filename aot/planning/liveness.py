@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aot.lowering import CONSTANT, INPUT, INTERMEDIATE, OUTPUT, STATE, LoweredModel
 from aot.naming import scratch_buffer_name, tensor_buffer_name
-from aot.planning import Buffer
+from aot.planning import Buffer, live_bytes_per_step
 from aot.planning.copies import CallerUse, ConstantUse, ModelBuffers
 
 
@@ -99,6 +99,20 @@ def workspace_buffers(
                 )
             )
     return buffers
+
+
+def live_bytes(lowered: LoweredModel, io_in_pool: bool = False) -> list[int]:
+    """The bytes live at each step in the fixed order: the sizes of the workspace buffers
+    live there (``workspace_buffers``, tensors that share memory as one buffer). Their
+    peak is the bound the planner starts from, and the RAM by which the patch stages and
+    the in-place search (aot/planning/patch_stage.py, in_place_rows.py) weigh a model."""
+    live = live_bytes_per_step(workspace_buffers(lowered, io_in_pool=io_in_pool))
+    return live + [0] * (len(lowered.steps) - len(live))  # a step with no buffer live
+
+
+def peak_bytes(lowered: LoweredModel, io_in_pool: bool = False) -> int:
+    """The most bytes live at one step (``live_bytes``)."""
+    return max(live_bytes(lowered, io_in_pool), default=0)
 
 
 def persistent_buffers(lowered: LoweredModel, alignment: int = 16) -> list[Buffer]:

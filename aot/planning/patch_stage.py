@@ -7,8 +7,9 @@ nobody else reads, by one step that runs them tile by tile. Only kernel-backend 
 part: their params hold the geometry a tile changes. The first operator must have a window
 wider than 1x1 (a 1x1 without padding reads its input rows in place, which a tile reading
 the whole input cannot). ``Schedule`` is one choice (where the stage ends, the grid) with
-its RAM (the fixed-order peak of the whole model, inputs and outputs counted when they sit
-in the pool) and an estimate of the instructions it adds.
+its RAM (the fixed-order peak of the whole model as the planner counts it,
+aot.planning.liveness.live_bytes: inputs and outputs counted when they sit in the pool)
+and an estimate of the instructions it adds.
 """
 
 from __future__ import annotations
@@ -121,41 +122,6 @@ def chain_at_start(lowered: Any) -> list[tuple[Any, Window]]:
     return chain
 
 
-def _live(lowered: Any, io_in_pool: bool) -> list[int]:
-    """The bytes live at each step in the fixed order, as aot.planning.liveness counts:
-    intermediates from their first writer to their last reader, each step's scratch while
-    it runs, and when in the pool inputs from the start to their last reader, outputs from
-    their writer to the end."""
-    from aot.lowering import INPUT, INTERMEDIATE, OUTPUT
-
-    steps = lowered.steps
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for k, step in enumerate(steps):
-        for t in step.writes:
-            first.setdefault(t, k)
-        for t in step.args:
-            last[t] = k
-    end = len(steps) - 1
-    live = [step.scratch_bytes for step in steps]
-    for tensor in lowered.tensors:
-        if tensor.kind == INTERMEDIATE and tensor.id in first:
-            span = range(first[tensor.id], last.get(tensor.id, first[tensor.id]) + 1)
-        elif io_in_pool and tensor.kind == INPUT and tensor.id in last:
-            span = range(0, last[tensor.id] + 1)
-        elif io_in_pool and tensor.kind == OUTPUT and tensor.id in first:
-            span = range(first[tensor.id], end + 1)
-        else:
-            continue
-        for k in span:
-            live[k] += tensor.size_bytes
-    return live
-
-
-def _peak(lowered: Any, io_in_pool: bool) -> int:
-    return max(_live(lowered, io_in_pool), default=0)
-
-
 def _rate(step: Any, artifact: Any) -> int:
     """Estimated instructions per multiply-accumulate of a kernel step."""
     notes = getattr(getattr(artifact.payload, "prepared", None), "notes", {}) or {}
@@ -221,9 +187,11 @@ def schedules(lowered: Any, io_in_pool: bool = True, most_stages: int = 2) -> li
     stages along the chain at the model's start, each choice with the model's fixed-order
     peak (exact: the stages applied) and its estimated added instructions; only those no
     other beats on both RAM and instructions."""
+    from aot.planning.liveness import live_bytes, peak_bytes
+
     chain = chain_at_start(lowered)
     whole_macs = sum(step.macs for step in lowered.steps)
-    live = _live(lowered, io_in_pool)
+    live = live_bytes(lowered, io_in_pool)
     whole = Schedule((), max(live, default=0), whole_macs)
     if not chain:
         return _with_in_place(lowered, [whole], io_in_pool)
@@ -259,7 +227,7 @@ def schedules(lowered: Any, io_in_pool: bool = True, most_stages: int = 2) -> li
         found.append(
             Schedule(
                 tuple(c.stage for c in combo),
-                _peak(staged, io_in_pool),
+                peak_bytes(staged, io_in_pool),
                 whole_macs + sum(c.extra_macs for c in combo),
                 sum(c.extra_macs for c in combo),
                 sum(c.extra_calls for c in combo),
