@@ -63,18 +63,6 @@ INSTRUCTIONS_PER_BAND = 1_200
 INSTRUCTIONS_PER_BAND_CHANNEL = 80
 
 
-@dataclass(frozen=True)
-class InPlace:
-    """The convolution that writes tensor ``output`` runs in place in ``bands`` bands
-    (0: its generated kernel as it is, ``Candidate.whole_shift``), from the last band
-    when ``reverse`` (its output then starts after its input)."""
-
-    output: int
-    bands: int
-    label: str = ""
-    reverse: bool = False
-
-
 def _align(size: int) -> int:
     return -(-size // SHIFT_ALIGNMENT) * SHIFT_ALIGNMENT
 
@@ -83,6 +71,32 @@ def shift_bytes(window: Window, bands: int, reverse: bool = False) -> int:
     """How far the output's start is from the input's, aligned as a buffer: before it,
     after it with ``reverse``."""
     return _align(in_place_shift(window, bands, reverse))
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """The convolution that writes tensor ``output`` runs in place in ``bands`` bands
+    (0: its generated kernel as it is, ``whole_shift`` the shift its backend showed
+    safe), from the last band when ``reverse`` (its output then starts after its input).
+    It carries its candidate's ``window``, so that putting it in place, its cost and its
+    record need not look for the candidate again (``Candidate.choice``)."""
+
+    output: int
+    window: Window
+    bands: int
+    reverse: bool = False
+    whole_shift: int | None = None
+
+    @property
+    def label(self) -> str:
+        return self.window.label
+
+    @property
+    def shift(self) -> int:
+        """How far its output's start is from its input's (``shift_bytes``)."""
+        if self.whole_shift is not None:
+            return _align(self.whole_shift)
+        return shift_bytes(self.window, self.bands, self.reverse)
 
 
 @dataclass(frozen=True)
@@ -95,10 +109,9 @@ class Candidate:
     window: Window
     whole_shift: int | None = None
 
-    def shift(self, bands: int, reverse: bool = False) -> int:
-        if self.whole_shift is not None:
-            return _align(self.whole_shift)
-        return shift_bytes(self.window, bands, reverse)
+    def choice(self, bands: int, reverse: bool = False) -> InPlace:
+        """This convolution in place in ``bands`` bands (0: as it is)."""
+        return InPlace(self.step.outputs[0], self.window, bands, reverse, self.whole_shift)
 
 
 def candidates(lowered: Any, io_in_pool: bool) -> list[Candidate]:
@@ -174,30 +187,40 @@ def _generated_window(lowered: Any, step: Any, artifact: Any) -> Window | None:
     )  # fmt: skip
 
 
-def apply_in_place(lowered: Any, choices: Sequence[InPlace]) -> Any:
+def apply_in_place(lowered: Any, choices: Sequence[InPlace], io_in_pool: bool) -> Any:
     """The lowered model with each chosen convolution run in place over one buffer:
-    in bands, or its own code as it is with an ``aliased`` artifact."""
+    in bands, or its own code as it is with an ``aliased`` artifact. Each must be one of
+    ``candidates(lowered, io_in_pool)``, once. One check serves them all: putting one in
+    place leaves the others safe, as each one's input dies at its own step, so two share
+    no tensor but in a chain, where one's output is the next one's input."""
+    found = {c.step.outputs[0] for c in candidates(lowered, io_in_pool)}
+    outputs = [choice.output for choice in choices]
+    for output in outputs:
+        if output not in found or outputs.count(output) != 1:
+            raise InternalError(f"tensor {output} is not written by an in-place convolution")
+    return _apply(lowered, choices)
+
+
+def _apply(lowered: Any, choices: Sequence[InPlace]) -> Any:
+    """``apply_in_place`` for choices made from ``candidates`` of ``lowered``: by what
+    each carries, at its step's position (in place, a step stays where it is)."""
+    position = {step.outputs[0]: k for k, step in enumerate(lowered.steps) if step.outputs}
     shared = dict(lowered.shared)
     offsets = dict(lowered.shared_offsets)
     for choice in choices:
-        by_output = {c.step.outputs[0]: c for c in candidates(lowered, True)}
-        if choice.output not in by_output:
-            raise InternalError(f"tensor {choice.output} is not written by an in-place convolution")
-        candidate = by_output[choice.output]
-        step = candidate.step
-        if candidate.whole_shift is None:
-            plan = plan_patches([candidate.window], (choice.bands, 1))
+        step = lowered.steps[position[choice.output]]
+        if choice.whole_shift is None:
+            plan = plan_patches([choice.window], (choice.bands, 1))
             if choice.reverse:
                 plan = replace(plan, tiles=plan.tiles[::-1])
             symbol = f"{step.kernel}_in_place{step.index}"
-            lowered = with_stage(lowered, [(step, candidate.window)], plan, symbol, True)
+            lowered = with_stage(lowered, [(step, choice.window)], plan, symbol, True)
         elif choice.reverse:
             raise InternalError(f"{step.label}: a generated kernel runs its rows from the first")
         else:
             lowered = _aliased(lowered, step)
         shared[choice.output] = step.args[0]
-        shift = candidate.shift(choice.bands, choice.reverse)
-        offsets[choice.output] = shift if choice.reverse else -shift
+        offsets[choice.output] = choice.shift if choice.reverse else -choice.shift
     return replace(lowered, shared=shared, shared_offsets=offsets)
 
 
@@ -265,8 +288,7 @@ def _moves(found: Sequence[Candidate], at_peak: set[int]) -> list[list[InPlace]]
     for candidate in found:
         if candidate.step.index in at_peak:
             for bands, reverse in _options(candidate):
-                label = candidate.step.label
-                moves.append([InPlace(candidate.step.outputs[0], bands, label, reverse)])
+                moves.append([candidate.choice(bands, reverse)])
     for run in _chains(found):
         peaks = [k for k, c in enumerate(run) if c.step.index in at_peak]
         if not peaks:
@@ -281,7 +303,7 @@ def _moves(found: Sequence[Candidate], at_peak: set[int]) -> list[list[InPlace]]
                         whole = c.whole_shift is not None
                         bands = 0 if whole else c.window.out_hw[0]
                         reverse = not whole and (k % 2 == 1) != flip
-                        members.append(InPlace(c.step.outputs[0], bands, c.step.label, reverse))
+                        members.append(c.choice(bands, reverse))
                     moves.append(members)
     return moves
 
@@ -305,7 +327,7 @@ def choose_in_place(lowered: Any, io_in_pool: bool) -> list[InPlaceChoice]:
         at_peak = {k for k, v in enumerate(live) if v == peak}
         best = None
         for move in _moves(candidates(current, io_in_pool), at_peak):
-            trial = apply_in_place(current, move)
+            trial = _apply(current, move)
             trial_live = live_bytes(trial, io_in_pool)
             key = (_top(trial_live), sum(c.bands for c in move))
             if _top(trial_live) < _top(live) and (best is None or key < best[0]):
@@ -318,17 +340,20 @@ def choose_in_place(lowered: Any, io_in_pool: bool) -> list[InPlaceChoice]:
         if ram < (found[-1].ram_bytes if found else base):
             steps = _fewest_bands(lowered, chosen, ram, io_in_pool)
             calls = sum(c.bands - 1 for c in steps if c.bands)
-            found.append(InPlaceChoice(tuple(steps), ram, calls, _estimate(lowered, steps)))
+            found.append(InPlaceChoice(tuple(steps), ram, calls, _estimate(steps)))
 
 
 def _fewest_bands(
     lowered: Any, chosen: Sequence[InPlace], ram: int, io_in_pool: bool
 ) -> list[InPlace]:
     """``chosen`` with each step's bands cut to the fewest (``ROWS_PER_BAND``) that keep
-    the model's peak at ``ram``."""
+    the model's peak at ``ram``, from the first step on."""
     from aot.planning.liveness import peak_bytes
 
     steps = list(chosen)
+    # The model with steps[:settled] in place as cut: a try puts in place only its own
+    # step and those after it.
+    settled_model, settled = lowered, 0
     for k, step in enumerate(steps):
         if not step.bands:
             continue
@@ -336,24 +361,20 @@ def _fewest_bands(
             bands = -(-step.bands // rows)
             if bands >= step.bands or bands < 2:
                 continue
-            trial = [*steps[:k], replace(step, bands=bands), *steps[k + 1 :]]
-            if peak_bytes(apply_in_place(lowered, trial), io_in_pool) <= ram:
-                steps = trial
+            if settled < k:
+                settled_model, settled = _apply(settled_model, steps[settled:k]), k
+            fewer = replace(step, bands=bands)
+            if peak_bytes(_apply(settled_model, [fewer, *steps[k + 1 :]]), io_in_pool) <= ram:
+                steps[k] = fewer
                 break
     return steps
 
 
-def _estimate(lowered: Any, steps: Sequence[InPlace]) -> int:
+def _estimate(steps: Sequence[InPlace]) -> int:
     """Instructions the bands of ``steps`` add (a generated kernel run as it is: none)."""
-    channels = {}
-    model = lowered
-    for step in steps:
-        for candidate in candidates(model, True):
-            channels[candidate.step.outputs[0]] = candidate.window.out_channels
-        model = apply_in_place(model, [step])
     return sum(
         (step.bands - 1)
-        * (INSTRUCTIONS_PER_BAND + INSTRUCTIONS_PER_BAND_CHANNEL * channels[step.output])
+        * (INSTRUCTIONS_PER_BAND + INSTRUCTIONS_PER_BAND_CHANNEL * step.window.out_channels)
         for step in steps
         if step.bands
     )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from aot.errors import ConfigError, InternalError
-from aot.planning.in_place_rows import apply_in_place, candidates, choose_in_place
+from aot.planning.in_place_rows import apply_in_place, choose_in_place
 from aot.planning.patches import (
     Window,
     grids,
@@ -296,10 +296,11 @@ def apply_stages(lowered: Any, stages: Sequence[Stage]) -> Any:
     return lowered
 
 
-def apply(lowered: Any, schedule: Schedule) -> Any:
+def apply(lowered: Any, schedule: Schedule, io_in_pool: bool) -> Any:
     """The lowered model with ``schedule``'s stages and in-place convolutions
-    (unchanged for none)."""
-    return apply_in_place(apply_stages(lowered, schedule.stages), schedule.in_place)
+    (unchanged for none), as searched with ``io_in_pool`` or not."""
+    staged = apply_stages(lowered, schedule.stages)
+    return apply_in_place(staged, schedule.in_place, io_in_pool)
 
 
 def _window_info(window: Window) -> Any:
@@ -364,7 +365,7 @@ def plan_schedule(
                 f"{chosen.ram_bytes} B (whole operators {whole.ram_bytes} B), about "
                 f"{extra:,} more instructions"
             )
-    staged = apply(lowered, chosen)
+    staged = apply(lowered, chosen, io_in_pool)
     stage_infos = []
     chain = chain_at_start(lowered)
     for stage in chosen.stages:
@@ -383,21 +384,16 @@ def plan_schedule(
                 untiled_macs=plan.untiled_macs,
             )
         )
-    in_place_infos = []
-    if chosen.in_place:
-        before = apply_stages(lowered, chosen.stages)
-        by_output = {c.step.outputs[0]: c for c in candidates(before, io_in_pool)}
-        for choice in chosen.in_place:
-            candidate = by_output[choice.output]
-            in_place_infos.append(
-                InPlaceInfo(
-                    label=choice.label or candidate.step.label,
-                    window=_window_info(candidate.window),
-                    bands=choice.bands,
-                    shift_bytes=candidate.shift(choice.bands, choice.reverse),
-                    reverse=choice.reverse,
-                )
-            )
+    in_place_infos = [
+        InPlaceInfo(
+            label=choice.label,
+            window=_window_info(choice.window),
+            bands=choice.bands,
+            shift_bytes=choice.shift,
+            reverse=choice.reverse,
+        )
+        for choice in chosen.in_place
+    ]
     info = ScheduleInfo(
         label=chosen.label,
         ram_budget=ram_budget,

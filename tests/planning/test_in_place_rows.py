@@ -256,7 +256,7 @@ def test_kernels_of_other_shapes_are_not_shown(kws_generated) -> None:
 
 
 def test_generated_convolutions_are_candidates(kws_generated) -> None:
-    from aot.planning.in_place_rows import InPlace, apply_in_place, candidates
+    from aot.planning.in_place_rows import apply_in_place, candidates
 
     found = candidates(kws_generated, io_in_pool=True)
     shifts = {c.step.label: c.whole_shift for c in found}
@@ -265,7 +265,7 @@ def test_generated_convolutions_are_candidates(kws_generated) -> None:
     # The pointwise convolutions (25x5x64 to 25x5x64): one output row, 320 bytes.
     assert sorted(v for k, v in shifts.items() if k.startswith("CONV_2D"))[:4] == [320] * 4
     first = depthwise[0]
-    model = apply_in_place(kws_generated, [InPlace(first.step.outputs[0], 0)])
+    model = apply_in_place(kws_generated, [first.choice(0)], io_in_pool=True)
     source, output = first.step.args[0], first.step.outputs[0]
     offsets = model.buffer_offsets
     assert offsets[output] == 0 and offsets[source] == 704
