@@ -17,6 +17,7 @@ from aot.kernels.common import (
     CONV,
     CONV_STRUCT,
     DENSE,
+    DEPTHWISE,
     FC_STRUCT,
     conv_like,
     conv_params,
@@ -25,6 +26,7 @@ from aot.kernels.common import (
 )
 from aot.kernels.quant import (
     folded_bias,
+    operand,
     record_constant,
     requant,
     requant_records,
@@ -174,10 +176,70 @@ def prepare_lanes_fc(info: OperatorInfo) -> PreparedKernel:
     )
 
 
+def _dw_columns(stride: int, dilation: int, k_w: int) -> int:
+    """How many input columns a pair of neighbouring outputs reads (conv_lanes_scalar.c's
+    dw_columns_of)."""
+    first = {kx * dilation for kx in range(k_w)}
+    return len(first | {stride + x for x in first})
+
+
+DW_MOST_COLUMNS, DW_MOST_WORDS = 16, 64  # conv_lanes_scalar.c's per-channel stack tables
+MIN_DW_ROW = 4  # output columns: one pass of four (see takes_lanes_dwconv)
+
+
+def dw_lanes_scratch(fields: dict[str, int]) -> int:
+    """The padded channel plane aot_k_dwconv_lanes reads (conv_lanes_scalar.c dw_plane)."""
+    even_w = fields["out_w"] + fields["out_w"] % 2
+    rows = (fields["out_h"] - 1) * fields["stride_h"] + (fields["k_h"] - 1) * fields["dil_h"] + 1
+    cols = (even_w - 1) * fields["stride_w"] + (fields["k_w"] - 1) * fields["dil_w"] + 1
+    return rows * cols
+
+
+def takes_lanes_dwconv(info: OperatorInfo) -> bool:
+    if info.kind != DEPTHWISE or not conv_like(info):
+        return False
+    p = convolution(info)
+    _, k_h, k_w, _ = dsp.weights(info).shape  # [1, KH, KW, C]
+    columns = _dw_columns(p.strides[1], p.dilation[1], k_w)
+    if p.depth_multiplier != 1 or columns > DW_MOST_COLUMNS or k_h * columns > DW_MOST_WORDS:
+        return False
+    # Measured on mps2_an385 (vww_96_int8): at stride 2 a pair shares one column of three
+    # per row, and below four outputs a row no pass of four runs, while each channel's
+    # plane and words cost the same; there the 3x3 kernel of dwconv_dsp.c's plain C build
+    # is faster (stride 2: 8.1-9.6 against 7.1-7.8 instructions per MAC; a 3x3 image 11.3
+    # against 6.9).
+    if p.strides[1] != 1 or info.output.shape[2] < MIN_DW_ROW:
+        return False
+    # -127 .. 127 keeps every word in int32; the lane bound as for the convolutions
+    taps = dsp.weights(info).reshape(k_h * k_w, -1).astype(np.int64)
+    return int(taps.min()) > -128 and int(np.abs(taps).sum(axis=0).max()) <= MOST_LANE_WEIGHT
+
+
+def prepare_lanes_dwconv(info: OperatorInfo) -> PreparedKernel:
+    w = dsp.weights(info)
+    taps = w.reshape(-1, w.shape[3])
+    p = requantized(info)
+    multiplier, shift = requant(info, w.shape[3])
+    bias = folded_bias(info, taps.astype(np.int64).sum(axis=0))
+    records, form = requant_records(bias, multiplier, shift, p.rounding, p.output_zp)
+    fields = {**conv_params(info, 0), "requant_form": form}
+    fields["pad_value"] = convolution(info).input_zp
+    return PreparedKernel(
+        function="aot_k_dwconv_lanes_s8_scalar",
+        params_struct=CONV_STRUCT,
+        params=fields,
+        inputs=(0, operand(info, "weight")),
+        constants=(record_constant(records),),
+        scratch_bytes=dw_lanes_scratch(fields),
+        notes={"path": "lanes"},
+    )
+
+
 # The lane kernels first: they take what they fit, the DSP sources' plain C build the rest.
 VARIANTS: tuple[KernelVariant, ...] = (
     KernelVariant(CONV, "scalar", takes_lanes_conv, prepare_lanes_conv, (LANES_SOURCE,)),
     KernelVariant(DENSE, "scalar", takes_lanes_fc, prepare_lanes_fc, (LANES_SOURCE,)),
+    KernelVariant(DEPTHWISE, "scalar", takes_lanes_dwconv, prepare_lanes_dwconv, (LANES_SOURCE,)),
     *(
         KernelVariant(v.kind, "scalar", _takes(v), _prepare(v), _sources(v), _computes(v))
         for v in dsp.VARIANTS

@@ -152,7 +152,8 @@ def test_batch_one_fully_connected_with_wide_weights_matches_litert(
 # every side, strides, dilation, batches; fully connected layers over 1-13 channels (the
 # three-pair loop and the pairs after it) and batches; both requantization forms' scales;
 # every weight +-127 at K = 516 (127 * 516 = 65532, the largest sum of |w| a lane holds)
-# and one past it at K = 517, which the plain C kernels of conv_dsp.c take instead.
+# and one past it at K = 517, which the plain C kernels of conv_dsp.c take instead;
+# depthwise (aot_k_dwconv_lanes, two neighbouring pixels per SMLAL) below.
 LANES_SHAPES = (
     cases.Shape("CONV_2D", 1, 1, 1, 16, 6),
     cases.Shape("CONV_2D", 1, 1, 2, 8, 3),
@@ -168,6 +169,18 @@ LANES_SHAPES = (
     cases.Shape("CONV_2D", 1, 3, 3, 516, 5, extreme_weights=True),
     cases.Shape("CONV_2D", 1, 3, 3, 517, 4, extreme_weights=True),
     *(cases.Shape("FULLY_CONNECTED", 1, 1, 1, 37, c) for c in (1, 2, 5, 6, 7, 13)),
+    # aot_k_dwconv_lanes: 3x3 at stride 1 (passes of four, then a pair, an odd last pixel),
+    # padding or none, stride 2 down the columns, batches; other windows and dilation
+    # through the column table; both requantization forms' scales
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 5, 4, 8, 8, (3, 3)),
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 6, 7, 5, 5, (3, 3)),
+    cases.Shape("DEPTHWISE_CONV_2D", 2, 4, 9, 3, 3, (3, 3), same=False),
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 9, 6, 4, 4, (3, 3), (2, 1)),
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 7, 8, 6, 6, (5, 5)),
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 8, 9, 4, 4, (3, 3), (1, 1), (2, 2)),
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 6, 5, 2, 2, (2, 4)),
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 5, 6, 8, 8, (3, 3), weight_scale=3.0),
+    cases.Shape("DEPTHWISE_CONV_2D", 1, 5, 6, 8, 8, (3, 3), weight_scale=1e-7),
     cases.Shape("FULLY_CONNECTED", 3, 1, 1, 20, 8),
     cases.Shape("FULLY_CONNECTED", 1, 1, 1, 48, 9, weight_scale=3.0),
     cases.Shape("FULLY_CONNECTED", 1, 1, 1, 516, 6, extreme_weights=True),
@@ -183,9 +196,13 @@ def test_two_channels_per_multiply_match_litert(board: str, tmp_path: Path) -> N
     )
     assert ran[over_the_bound] == "aot_k_conv_s8_scalar", ran
     others = ran[:over_the_bound] + ran[over_the_bound + 1 :]
-    assert all(
-        name in ("aot_k_conv_lanes_s8_scalar", "aot_k_fc_lanes_s8_scalar") for name in others
-    ), ran
+    lanes = (
+        "aot_k_conv_lanes_s8_scalar",
+        "aot_k_fc_lanes_s8_scalar",
+        "aot_k_dwconv_lanes_s8_scalar",
+    )
+    assert all(name in lanes for name in others), ran
+    assert ran.count("aot_k_dwconv_lanes_s8_scalar") == 9, ran
 
 
 # aot_k_dwconv3x3: interior runs per channel group with the records (zero point folded

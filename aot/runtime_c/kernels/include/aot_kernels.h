@@ -90,6 +90,13 @@ void aot_k_fc_lanes_s8_scalar(const struct aot_k_fc_params* p, const int8_t* inp
                               const int32_t* weights, const int32_t* records, int8_t* output,
                               int8_t* scratch);
 
+/* dwconv_lanes: depth multiplier 1, two neighbouring outputs of a channel per multiply;
+ * the model's [1][k_h][k_w][C] weights, records as conv_lanes's (one per channel);
+ * scratch: one padded channel plane (aot/kernels/scalar.py dw_lanes_scratch). */
+void aot_k_dwconv_lanes_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
+                                  const int8_t* weights, const int32_t* records,
+                                  int8_t* output, int8_t* scratch);
+
 /* -- mve: Helium / MVE (Cortex-M55) ----------------------------------------------------- */
 /* bias: int32 with the input zero point folded in. conv and fc take the model's OHWI /
  * [out_c][depth] weights (input_offset 0; conv's padded taps read pad_value); dwconv its
