@@ -23,6 +23,7 @@ from aot.kernels.common import (
     convolution,
     dense,
     fc_params,
+    int8_operator,
     weights,
 )
 from aot.kernels.quant import (
@@ -38,7 +39,7 @@ from aot.kernels.quant import (
     requantized,
 )
 from aot.kernels.spec import KernelVariant, PreparedKernel
-from aot.operators import AddParams, operator_params
+from aot.operators import AddParams, TransposeConvParams, operator_params
 
 # The two builds of these sources: ``dsp`` with the SIMD intrinsics, ``scalar`` with their
 # plain C equivalents (aot_kernels_simd.h, aot/kernels/scalar.py); every function name
@@ -245,6 +246,79 @@ def prepare_dwconv(info: OperatorInfo, build: str = DSP) -> PreparedKernel:
     )  # fmt: skip
 
 
+# -- transpose convolution ------------------------------------------------------------------
+
+TRANSPOSE = "transpose_conv2d_int8"
+
+
+def _transposed(info: OperatorInfo) -> TransposeConvParams | None:
+    return operator_params(info, TransposeConvParams)
+
+
+def takes_transpose_conv(info: OperatorInfo) -> bool:
+    """TRANSPOSE_CONV over in_c % 4 == 0 (conv_dsp.c's interleaved loop) whose kernel is at
+    least its stride, so every output phase has a tap."""
+    p = _transposed(info)
+    if info.kind != TRANSPOSE or p is None or not int8_operator(info):
+        return False
+    data, out = info.inputs[0].shape, info.output.shape
+    w = weights(info)
+    if len(data) != 4 or len(out) != 4 or w.ndim != 4 or data[0] != out[0]:
+        return False
+    out_c, k_h, k_w, in_c = w.shape
+    return (
+        in_c == data[3] and out_c == out[3] and in_c % 4 == 0
+        and k_h >= p.strides[0] and k_w >= p.strides[1]
+    )  # fmt: skip
+
+
+def phase_weights(w: np.ndarray, strides: tuple[int, int]) -> np.ndarray:
+    """OHWI weights as aot_k_transpose_conv reads them: per output phase (ty, tx), row-major,
+    its taps ky = ty, ty + stride_h, ... and kx = tx, ... in channel pairs (channel_groups),
+    the phases one after another."""
+    out_c = w.shape[0]
+    sh, sw = strides
+    blocks = [
+        channel_groups(np.ascontiguousarray(w[:, ty::sh, tx::sw, :]).reshape(out_c, -1), 2)
+        for ty in range(sh)
+        for tx in range(sw)
+    ]
+    return np.ascontiguousarray(np.concatenate(blocks), np.int8)
+
+
+def prepare_transpose_conv(
+    info: OperatorInfo, pixels: int = PIXELS_PER_PASS, build: str = DSP
+) -> PreparedKernel:
+    p = _transposed(info)
+    w = weights(info)
+    out_c, k_h, k_w, in_c = w.shape
+    bias = plain_bias(info, w.reshape(out_c, -1).astype(np.int64).sum(axis=1))
+    records, form = _records(info, bias, out_c)
+    n, in_h, in_w, _ = info.inputs[0].shape
+    _, out_h, out_w, _ = info.output.shape
+    (sh, sw), (pad_top, pad_left) = p.strides, p.padding
+    fields = {
+        "batches": n, "in_h": in_h, "in_w": in_w, "in_c": in_c,
+        "out_h": out_h, "out_w": out_w, "out_c": out_c, "k_h": k_h, "k_w": k_w,
+        "stride_h": sh, "stride_w": sw, "dil_h": 1, "dil_w": 1,
+        "pad_top": pad_top, "pad_left": pad_left, "depth_multiplier": 1,
+        "input_offset": -p.input_zp, "output_offset": p.output_zp,
+        "act_min": p.act_min, "act_max": p.act_max, "rounding": ROUNDING[p.rounding],
+        "requant_form": form,
+    }  # fmt: skip
+    # the largest phase's taps: pixels of int16 each
+    depth = -(-k_h // sh) * -(-k_w // sw) * in_c
+    return PreparedKernel(
+        function=f"aot_k_transpose_conv_s8_{build}",
+        params_struct=CONV_STRUCT,
+        params=fields,
+        inputs=(0,),
+        constants=(BackendConstant("weights", phase_weights(w, p.strides), 4), records),
+        scratch_bytes=2 * pixels * depth,
+        notes={"path": "phases"},
+    )
+
+
 # -- add ----------------------------------------------------------------------------------
 
 ADD_SOURCE = "dsp/add_dsp.c"
@@ -440,5 +514,6 @@ VARIANTS: tuple[KernelVariant, ...] = (
     KernelVariant(CONV, "dsp", takes_shallow_conv, prepare_shallow_conv, (SHALLOW_SOURCE,)),
     KernelVariant(CONV, "dsp", takes_conv, prepare_conv, (CONV_SOURCE,)),
     KernelVariant(DENSE, "dsp", takes_fc, prepare_fc, (CONV_SOURCE,)),
+    KernelVariant(TRANSPOSE, "dsp", takes_transpose_conv, prepare_transpose_conv, (CONV_SOURCE,)),
     KernelVariant(ADD, "dsp", takes_add, prepare_add, (ADD_SOURCE,)),
 )

@@ -76,8 +76,8 @@ SCALAR_PIXELS_PER_PASS = 2
 
 
 def _prepare(variant: KernelVariant) -> Callable[[OperatorInfo], PreparedKernel]:
-    if variant.prepare is dsp.prepare_conv:
-        return partial(dsp.prepare_conv, pixels=SCALAR_PIXELS_PER_PASS, build=dsp.SCALAR)
+    if variant.prepare in (dsp.prepare_conv, dsp.prepare_transpose_conv):
+        return partial(variant.prepare, pixels=SCALAR_PIXELS_PER_PASS, build=dsp.SCALAR)
     return partial(variant.prepare, build=dsp.SCALAR)
 
 

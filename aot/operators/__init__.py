@@ -36,6 +36,7 @@ from aot.operators.params import (
     OperatorParams,
     PoolParams,
     RequantizedParams,
+    TransposeConvParams,
 )
 from aot.operators.table import OPERATORS
 
@@ -102,6 +103,7 @@ __all__ = [
     "OperatorParams",
     "PoolParams",
     "RequantizedParams",
+    "TransposeConvParams",
     "operator_params",
     "params_class",
     "params_of",

@@ -116,6 +116,15 @@ class ConvParams(RequantizedParams):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TransposeConvParams(RequantizedParams):
+    """TRANSPOSE_CONV: ``padding`` is (top, left) of the convolution it transposes
+    (output pixel oy gathers input iy where oy = iy * stride - pad + ky); no dilation."""
+
+    strides: tuple[int, int]
+    padding: tuple[int, int]
+
+
+@dataclass(frozen=True, kw_only=True)
 class FullyConnectedParams(RequantizedParams):
     """FULLY_CONNECTED: weights [out, depth] with one zero point ``weight_zp``."""
 

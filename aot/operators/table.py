@@ -12,7 +12,13 @@ handler, its compute and the docs (docs/architecture.md, "Adding an operator").
 from __future__ import annotations
 
 from aot.operators.entries import CORE_FAMILY, Operator, OperatorKind
-from aot.operators.params import AddParams, ConvParams, FullyConnectedParams, PoolParams
+from aot.operators.params import (
+    AddParams,
+    ConvParams,
+    FullyConnectedParams,
+    PoolParams,
+    TransposeConvParams,
+)
 
 # Every int8 handler requires quantized int8 tensors (``_Importer.expect``); the summary
 # says they are per-tensor, so "int8" alone means exactly that.
@@ -270,6 +276,14 @@ _TABLE: dict[str, Operator] = {
         "INT32, int32 (int32 sums, as LiteRT)",
         f"4-D NHWC; constant output shape; SAME or VALID padding; any stride, no dilation; "
         f"{_FUSED}",
+        kinds=(
+            OperatorKind(
+                "transpose_conv2d_int8",
+                TransposeConvParams,
+                "transpose_and_norms",
+                "transpose_conv2d",
+            ),
+        ),
     ),
     "UNPACK": Operator(_SAME_Q_OR_INT16, "any rank, any axis (negative allowed)"),
 }

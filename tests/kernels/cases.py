@@ -69,6 +69,13 @@ def random_shape(rng: np.random.Generator, kind: str) -> Shape:
     if kind == "FULLY_CONNECTED":
         depth = int(rng.choice([int(rng.integers(1, 20)), 4 * int(rng.integers(1, 24))]))
         return Shape(kind, batches, 1, 1, depth, int(rng.integers(1, 24)))
+    if kind == "TRANSPOSE_CONV":
+        # inside the kernels' limits: in_c % 4 == 0, a kernel at least its stride
+        stride = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        k = (stride[0] + int(rng.integers(0, 3)), stride[1] + int(rng.integers(0, 3)))
+        h, w = (int(v) for v in rng.integers(1, 7, 2))
+        in_c, out_c = 4 * int(rng.integers(1, 4)), int(rng.integers(1, 12))
+        return Shape(kind, batches, h, w, in_c, out_c, k, stride, same=bool(rng.integers(0, 2)))
     h, w = (int(v) for v in rng.integers(3, 12, 2))
     quad = bool(rng.integers(0, 2))
     in_c = 4 * int(rng.integers(1, 5)) if quad else int(rng.integers(1, 7))
@@ -144,6 +151,9 @@ def add_case(
         )  # fmt: skip
         b.mark_output(y)
         return
+    if shape.kind == "TRANSPOSE_CONV":
+        _transpose_conv(b, rng, shape, name, act, (in_scale, in_zp), (out_scale, out_zp), w_scales)
+        return
     depthwise = shape.kind == "DEPTHWISE_CONV_2D"
     k_h, k_w = shape.k
     x = b.add_input(
@@ -170,6 +180,45 @@ def add_case(
     if depthwise:
         options["depth_multiplier"] = shape.multiplier
     b.add_operator(shape.kind, inputs=[x, wt, bt], outputs=[y], options=options)
+    b.mark_output(y)
+
+
+def _transpose_conv(
+    b: TFLiteModelBuilder,
+    rng: np.random.Generator,
+    shape: Shape,
+    name: str,
+    act: str,
+    x_q: tuple[float, int],
+    y_q: tuple[float, int],
+    w_scales: list[float],
+) -> None:
+    """TRANSPOSE_CONV of ``shape`` (h, w the input's; SAME: stride times it, VALID: the
+    kernel past it), with a bias."""
+    (k_h, k_w), (sh, sw), out_c = shape.k, shape.stride, shape.out_c
+    if shape.same:
+        out_h, out_w = shape.h * sh, shape.w * sw
+    else:
+        out_h, out_w = (shape.h - 1) * sh + k_h, (shape.w - 1) * sw + k_w
+    x = b.add_input(f"{name}_x", (shape.batches, shape.h, shape.w, shape.in_c), "int8", *x_q)
+    weights = _weights(rng, (out_c, k_h, k_w, shape.in_c), shape.extreme_weights)
+    wt = b.add_constant(
+        f"{name}_w", weights, scale=w_scales, zero_point=[0] * len(w_scales),
+        quantized_dimension=0,
+    )  # fmt: skip
+    out_shape = (shape.batches, out_h, out_w, out_c)
+    bias_scales = [
+        float(np.float32(x_q[0]) * np.float32(w_scales[i % len(w_scales)])) for i in range(out_c)
+    ]
+    bias = rng.integers(-20000, 20000, size=out_c, dtype=np.int32)
+    bt = b.add_constant(f"{name}_b", bias, scale=bias_scales, zero_point=[0] * out_c)
+    y = b.add_tensor(f"{name}_y", out_shape, "int8", *y_q)
+    ins = [b.add_constant(f"{name}_shape", np.array(out_shape, np.int32)), wt, x, bt]
+    options = {
+        "padding": "SAME" if shape.same else "VALID", "stride_h": sh, "stride_w": sw,
+        "fused_activation_function": act,
+    }  # fmt: skip
+    b.add_operator("TRANSPOSE_CONV", inputs=ins, outputs=[y], options=options)
     b.mark_output(y)
 
 

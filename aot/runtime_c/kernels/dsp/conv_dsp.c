@@ -948,3 +948,81 @@ void AOT_K_FN(fc)(const struct aot_k_fc_params* p, const int8_t* input,
   }
   if (b < p->batches) row1_s8(input + b * k, k, weights, out_c, &q, output + b * out_c);
 }
+
+/* -- TRANSPOSE_CONV (aot_k_transpose_conv) ------------------------------------------------
+ * Output pixel (oy, ox) gathers the input pixels that reach it: iy = (oy + pad_top - ky) /
+ * stride_h for the taps ky with oy + pad_top - ky a multiple of the stride (and the same
+ * along x), so all pixels of one phase, ((oy + pad_top) % stride_h, (ox + pad_left) %
+ * stride_w), share one set of taps: each phase is a convolution with a sub-kernel. It runs
+ * as the interleaved path of aot_k_conv: its pixels' taps in the scratch as int16 with the
+ * input offset added (zeros for taps outside the input), the phase's weights in channel
+ * pairs (aot/kernels/dsp.py phase_weights), the phases' weights one after another. The
+ * build requires in_c % 4 == 0 and a tap in every phase (kernel >= stride). */
+static void gather_transposed(const struct aot_k_conv_params* p, const int8_t* input,
+                              int32_t b, int32_t oy, int32_t ox, int16_t* dst) {
+  const int32_t in_c = p->in_c, off = p->input_offset;
+  const int32_t off2 = (int32_t)(((uint32_t)(uint16_t)off) | ((uint32_t)(uint16_t)off << 16));
+  const int32_t y = oy + p->pad_top, x = ox + p->pad_left;
+  int32_t i = 0;
+  for (int32_t ky = y % p->stride_h; ky < p->k_h; ky += p->stride_h) {
+    const int32_t iy = (y - ky) / p->stride_h; /* exact: y - ky is a multiple */
+    for (int32_t kx = x % p->stride_w; kx < p->k_w; kx += p->stride_w) {
+      const int32_t ix = (x - kx) / p->stride_w;
+      if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w) {
+        for (int32_t g = 0; g < in_c; g += 4, i += 4 * AOT_K_PIXELS) {
+          aot_k_store32(dst + i, 0);
+          aot_k_store32(dst + i + 2, 0);
+        }
+        continue;
+      }
+      const int8_t* src = input + ((b * p->in_h + iy) * p->in_w + ix) * in_c;
+      for (int32_t g = 0; g < in_c; g += 4, i += 4 * AOT_K_PIXELS) {
+        const int32_t v = aot_k_load32(src + g);
+        aot_k_store32(dst + i, aot_k_sadd16(aot_k_sxtb16(v), off2));
+        aot_k_store32(dst + i + 2, aot_k_sadd16(aot_k_sxtb16_odd(v), off2));
+      }
+    }
+  }
+}
+
+void AOT_K_FN(transpose_conv)(const struct aot_k_conv_params* p, const int8_t* input,
+                              const int8_t* weights, const int32_t* records, int8_t* output,
+                              int8_t* scratch) {
+  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+                                         p->act_min, p->act_max, p->rounding);
+  const int32_t out_c = p->out_c, sh = p->stride_h, sw = p->stride_w;
+  int16_t* cols = (int16_t*)(void*)scratch;
+  const int8_t* w = weights;
+  for (int32_t ty = 0; ty < sh; ++ty) {
+    for (int32_t tx = 0; tx < sw; ++tx) {
+      const int32_t k = ((p->k_h - ty + sh - 1) / sh) * ((p->k_w - tx + sw - 1) / sw) * p->in_c;
+      /* the phase's first output row and column: (oy + pad_top) % sh == ty */
+      const int32_t oy0 = ((ty - p->pad_top) % sh + sh) % sh;
+      const int32_t ox0 = ((tx - p->pad_left) % sw + sw) % sw;
+      int8_t* pass_out[AOT_K_PIXELS];
+      int32_t gathered = 0, last_b = 0, last_y = 0, last_x = 0;
+      for (int32_t b = 0; b < p->batches; ++b) {
+        for (int32_t oy = oy0; oy < p->out_h; oy += sh) {
+          for (int32_t ox = ox0; ox < p->out_w; ox += sw) {
+            gather_transposed(p, input, b, oy, ox, cols + 4 * gathered);
+            pass_out[gathered++] = output + ((b * p->out_h + oy) * p->out_w + ox) * out_c;
+            last_b = b, last_y = oy, last_x = ox;
+            if (gathered == AOT_K_PIXELS) {
+              pass_q15(cols, k, w, out_c, &q, pass_out);
+              gathered = 0;
+            }
+          }
+        }
+      }
+      if (gathered) {
+        /* The last pixel fills the other slots too and is written again, the same values. */
+        for (int32_t slot = gathered; slot < AOT_K_PIXELS; ++slot) {
+          gather_transposed(p, input, last_b, last_y, last_x, cols + 4 * slot);
+          pass_out[slot] = pass_out[gathered - 1];
+        }
+        pass_q15(cols, k, w, out_c, &q, pass_out);
+      }
+      w += out_c * k;
+    }
+  }
+}

@@ -62,6 +62,17 @@ void aot_k_dwconv3x3_s8_dsp(const struct aot_k_conv_params* p, const int8_t* inp
                             const int8_t* weights, const int32_t* records, int8_t* output,
                             int8_t* scratch);
 
+/* transpose_conv: TRANSPOSE_CONV, in_c % 4 == 0, kernel >= stride; weights per output
+ * phase in channel pairs (aot/kernels/dsp.py phase_weights), records as conv's (the
+ * model's bias; input_offset -input_zp); scratch: 2 * AOT_K_PIXELS * K bytes, K the
+ * largest phase's taps * in_c. The scalar build has the same signature. */
+void aot_k_transpose_conv_s8_dsp(const struct aot_k_conv_params* p, const int8_t* input,
+                                 const int8_t* weights, const int32_t* records, int8_t* output,
+                                 int8_t* scratch);
+void aot_k_transpose_conv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
+                                    const int8_t* weights, const int32_t* records,
+                                    int8_t* output, int8_t* scratch);
+
 /* -- scalar: plain C (any core) --------------------------------------------------------- */
 void aot_k_conv_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
                           const int8_t* weights, const int32_t* records, int8_t* output, int8_t* scratch);
