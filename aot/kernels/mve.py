@@ -6,10 +6,12 @@ Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
   taps then read the zero point itself (``pad_value``), which the fold cancels exactly;
 * requantization is one int32 multiplier and shift per output channel (per-tensor
   operators repeat theirs), so one vector load serves four channels;
-* depthwise weights are blocked ``[depth_multiplier][ceil(in_c / 4)][k_h * k_w][4]`` (one
-  pointer walks a block's taps) and its per-channel arrays ``[depth_multiplier][in_c]``
-  padded to blocks of four, so four lanes are four input channels and no load of them
-  needs a predicate;
+* depthwise weights are widened to int16 and blocked
+  ``[depth_multiplier][ceil(in_c / 8)][k_h * k_w][8]`` (one pointer walks a block's taps,
+  eight lanes are eight input channels) and its per-channel arrays
+  ``[depth_multiplier][ceil(in_c / 8)][2][4]``: per block the even channels, then the odd
+  ones, the lanes of the VMULLB and VMULLT accumulators, so no load of them needs a
+  predicate;
 * convolution and fully connected weights (OHWI / [out, depth], one row per output
   channel) are blocked: per 4 output channels and 16-byte chunk of the row, the 4
   channels' 16 bytes, zero-padded to whole blocks, so one pointer walks them and each
@@ -98,22 +100,35 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
     p = common.convolution(info)
     dm = p.depth_multiplier
     in_c = out_c // dm
-    blocks = -(-in_c // 4)
+    blocks = -(-in_c // 8)
     # Inside the image the bias is folded; border pixels add input_offset per tap.
     fields = _conv_fields(info, -p.input_zp)
     sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
 
-    def per_channel(values: np.ndarray) -> np.ndarray:
-        """[out_c] in TFLite order (c * dm + m) -> [dm][blocks * 4], padded with zeros."""
-        grid = np.zeros((dm, blocks * 4), values.dtype)
-        grid[:, :in_c] = values.reshape(in_c, dm).T
-        return grid.reshape(-1)
+    def per_channel(values: np.ndarray, pad: int = 0) -> np.ndarray:
+        """[out_c] in TFLite order (c * dm + m) -> [dm][blocks][2][4]: per block of eight
+        channels the even ones, then the odd ones (VMULLB's and VMULLT's lanes), `pad`
+        past in_c."""
+        grid = np.full((dm, blocks * 8), pad, np.int64)
+        grid[:, :in_c] = np.asarray(values, np.int64).reshape(in_c, dm).T
+        return grid.reshape(dm, blocks, 4, 2).transpose(0, 1, 3, 2).reshape(dm, blocks, 8)
 
-    # [k_h, k_w, in_c, dm] -> [dm][block][tap][4 lanes]: a block's taps are contiguous.
-    taps = np.zeros((dm, blocks * 4, k_h * k_w), np.int8)
+    # [k_h, k_w, in_c, dm] -> [dm][block][tap][8 lanes] int16: a block's taps contiguous.
+    taps = np.zeros((dm, blocks * 8, k_h * k_w), np.int16)
     taps[:, :in_c, :] = weights.reshape(k_h * k_w, in_c, dm).transpose(2, 1, 0)
-    blocked = taps.reshape(dm, blocks, 4, k_h * k_w).transpose(0, 1, 3, 2)
+    blocked = taps.reshape(dm, blocks, 8, k_h * k_w).transpose(0, 1, 3, 2)
     multiplier, shift = quant.requant(info, out_c)
+    # One record per block (REC_* in dwconv_s8_mve.c): folded bias, edge bias, multiplier,
+    # shift, eight int32 each.
+    records = np.stack(
+        [
+            per_channel(quant.folded_bias(info, sums)),
+            per_channel(quant.plain_bias(info, sums)),
+            per_channel(multiplier),
+            per_channel(shift, -1),  # a right shift: right_shifts_only reads every lane
+        ],
+        axis=2,
+    )
     return PreparedKernel(
         function="aot_k_dwconv_s8_mve",
         params_struct=common.CONV_STRUCT,
@@ -121,11 +136,7 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
         inputs=(0,),
         constants=(
             BackendConstant("mve_weights", np.ascontiguousarray(blocked.reshape(-1)), 16),
-            _bias(per_channel(quant.folded_bias(info, sums))),
-            *quant.requant_constants("mve", per_channel(multiplier), per_channel(shift)),
-            BackendConstant(
-                "mve_edge_bias", per_channel(quant.plain_bias(info, sums)).astype(np.int32), 16
-            ),
+            BackendConstant("mve_records", np.ascontiguousarray(records, np.int32).reshape(-1), 16),
         ),
         notes={"path": "3x3" if (k_h, k_w) == (3, 3) else "general"},
     )

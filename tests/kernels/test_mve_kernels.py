@@ -46,15 +46,17 @@ def _out(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
     return -(-size // stride) if padding == "SAME" else (size - span + stride) // stride
 
 
-def _weights_and_bias(b, rng, shape, channels, axis, per_channel, in_scale):
-    data = rng.integers(-127, 128, size=shape, dtype=np.int8)
+def _weights_and_bias(b, rng, shape, channels, axis, per_channel, in_scale, small=False):
+    # small: weights in -1..1, so that accumulators stay near int8 at multipliers near one
+    data = rng.integers(-1 if small else -127, 2 if small else 128, size=shape, dtype=np.int8)
     base = _scale(rng, 1e-3, 0.05)
     scales = [base * _scale(rng, 0.5, 2.0) for _ in range(channels if per_channel else 1)]
     w = b.add_constant(
         "w", data, scale=scales, zero_point=[0] * len(scales), quantized_dimension=axis
     )
     bias_scales = [float(np.float32(in_scale) * np.float32(s)) for s in scales]
-    values = rng.integers(-20000, 20000, size=channels, dtype=np.int32)
+    reach = 200 if small else 20000
+    values = rng.integers(-reach, reach, size=channels, dtype=np.int32)
     if len(bias_scales) == 1:  # a per-tensor bias: one scale
         bias = b.add_constant("bias", values, scale=bias_scales[0], zero_point=0)
     else:
@@ -86,13 +88,20 @@ def conv_model(rng: np.random.Generator, depthwise: bool, shape: dict) -> tuple[
     in_zp = _zp(rng)
     x = b.add_input("x", (batches, h, w, in_c), "int8", scale=in_scale, zero_point=in_zp)
     w_shape = (1, k_h, k_w, out_c) if depthwise else (out_c, k_h, k_w, in_c)
+    small = shape.get("small", False)
     wt, bias, w_scale = _weights_and_bias(
-        b, rng, w_shape, out_c, 3 if depthwise else 0, shape["per_channel"], in_scale
+        b, rng, w_shape, out_c, 3 if depthwise else 0, shape["per_channel"], in_scale, small
     )
     terms = k_h * k_w * (1 if depthwise else in_c)
+    # small weights: multipliers from about 1/6 to 2 over the channels (shifts -3 to 1)
+    out_scale = (
+        float(np.float32(in_scale * w_scale * _scale(rng, 0.6, 6.0)))
+        if small
+        else _out_scale(rng, in_scale, w_scale, terms, in_zp) * shape.get("gain", 1.0)
+    )
     y = b.add_tensor(
         "y", (batches, out_h, out_w, out_c), "int8",
-        scale=_out_scale(rng, in_scale, w_scale, terms, in_zp), zero_point=_out_zp(rng),
+        scale=out_scale, zero_point=_out_zp(rng),
     )  # fmt: skip
     options = {
         "padding": padding, "stride_h": stride[0], "stride_w": stride[1],
@@ -155,6 +164,45 @@ def _conv_shape(rng: np.random.Generator, i: int, depthwise: bool) -> dict:
     }  # fmt: skip
 
 
+def _dwconv_shape(rng: np.random.Generator, i: int) -> dict:
+    """The Helium depthwise kernel's paths: 3x3 runs of whole windows (8-channel blocks,
+    channel counts with and without a partial block), border pixels on every side (SAME
+    pads bottom/right only for even sizes at stride 2), other kernel sizes, dilation,
+    depth multipliers, narrow activations, and output scales near the accumulator's (some
+    channels' multipliers above one: left shifts and zero exponents beside right shifts,
+    unsaturated with small weights)."""
+    k = [(3, 3), (3, 3), (3, 3), (5, 5), (3, 3), (2, 2), (3, 1), (1, 3)][i % 8]
+    channels = [8, 16, 9, 24, 7, 64, 15, 40, 1, 23, 32, 17][i % 12]
+    d = [(1, 1), (1, 1), (1, 1), (2, 2), (1, 2)][i % 5]
+    span = ((k[0] - 1) * d[0] + 1, (k[1] - 1) * d[1] + 1)
+    return {
+        "h": span[0] + int(rng.integers(0, 8)), "w": span[1] + int(rng.integers(0, 8)),
+        "in_c": channels, "k_h": k[0], "k_w": k[1],
+        "s": [(1, 1), (2, 2), (1, 1), (2, 1), (1, 2), (1, 1)][i % 6], "d": d,
+        "pad": ["SAME", "SAME", "VALID"][i % 3], "dm": [1, 1, 1, 2, 1, 3][i % 6],
+        "per_channel": i % 4 != 3, "act": [0, 0, 1, 3, 2, 0, 0][i % 7],
+        "n": 2 if i % 9 == 4 else 1,
+        "gain": [1.0, 1.0, 1.0, 1e-3, 1.0, 0.05][i % 6], "small": i % 6 == 5,
+    }  # fmt: skip
+
+
+def _short_conv_shape(rng: np.random.Generator, i: int) -> dict:
+    """Convolutions whose rows stay in registers (depth k_h * k_w * in_c up to 16, 32, 48)
+    and just past them, 1x1 in place and im2col, output channels with and without a partial
+    block of four, output scales near the accumulator's (left shifts and zero exponents,
+    unsaturated with small weights)."""
+    k = [(1, 1), (1, 1), (3, 3), (1, 1), (2, 2), (1, 1), (3, 1), (1, 1)][i % 8]
+    channels = [8, 16, 3, 32, 12, 48, 5, 49, 1, 17, 33, 31][i % 12]
+    return {
+        "h": k[0] + int(rng.integers(0, 6)), "w": k[1] + int(rng.integers(0, 6)),
+        "in_c": channels, "out_c": [16, 8, 7, 5, 32, 3, 12, 1][i % 8],
+        "k_h": k[0], "k_w": k[1], "s": [(1, 1), (2, 2), (1, 1), (1, 2)][i % 4], "d": (1, 1),
+        "pad": ["VALID", "SAME"][(i // 3) % 2], "per_channel": i % 4 != 2,
+        "act": [0, 1, 0, 3, 2, 0][i % 6], "n": 2 if i % 7 == 3 else 1,
+        "gain": [1.0, 1.0, 1e-3, 1.0, 1.0, 1.0][i % 6], "small": i % 6 == 4,
+    }  # fmt: skip
+
+
 def _fc_shape(rng: np.random.Generator, i: int) -> dict:
     return {
         "depth": [1, 7, 16, 17, 40, 63, 100, 250][i % 8], "out_c": int(rng.integers(1, 24)),
@@ -179,6 +227,8 @@ def _other_rounding_case(name: str, model: bytes, mode: str, *data: np.ndarray) 
 
 
 CASES_PER_KIND = 24
+DWCONV_EXTRA = 36
+CONV_EXTRA = 24
 
 
 def _cases() -> list[KernelCase]:
@@ -201,6 +251,18 @@ def _cases() -> list[KernelCase]:
         cases.append(_litert_case(f"add{i}", model, *pair))
         if i % 6 == 0:
             cases.append(_other_rounding_case(f"add{i}-single", model, "single", *pair))
+    for i in range(CONV_EXTRA):  # convolutions over few input channels
+        model, in_shape = conv_model(rng, False, _short_conv_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"conv{100 + i}", model, data))
+        if i % 4 == 1:
+            cases.append(_other_rounding_case(f"conv{100 + i}-single", model, "single", data))
+    for i in range(DWCONV_EXTRA):  # the depthwise kernel's paths, both rounding modes
+        model, in_shape = conv_model(rng, True, _dwconv_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"dwconv{100 + i}", model, data))
+        if i % 4 == 1:
+            cases.append(_other_rounding_case(f"dwconv{100 + i}-single", model, "single", data))
     return cases
 
 

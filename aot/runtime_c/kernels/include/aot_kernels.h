@@ -111,14 +111,14 @@ void aot_k_dwconv_lanes_s8_scalar(const struct aot_k_conv_params* p, const int8_
 /* -- mve: Helium / MVE (Cortex-M55) ----------------------------------------------------- */
 /* bias: int32 with the input zero point folded in. conv and fc take the model's OHWI /
  * [out_c][depth] weights (input_offset 0; conv's padded taps read pad_value); dwconv its
- * blocked re-layout and edge_bias, the unfolded bias its border pixels use with
- * input_offset (aot/kernels/mve.py, docs/kernels.md "Helium"). */
+ * blocked re-layout widened to int16 and per 8-channel block a record of folded bias,
+ * edge bias (the unfolded one its border pixels use with input_offset), multiplier and
+ * shift (aot/kernels/mve.py, docs/kernels.md "Helium"). */
 void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                        const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
                        const int32_t* shift, int8_t* output, int8_t* scratch);
 void aot_k_dwconv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
-                         const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                         const int32_t* shift, const int32_t* edge_bias, int8_t* output,
+                         const int16_t* weights, const int32_t* records, int8_t* output,
                          int8_t* scratch);
 void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
                      const int8_t* weights, const int32_t* bias, const int32_t* multiplier,

@@ -40,6 +40,15 @@ static inline int32x4_t aot_mve_requant(int32x4_t acc, int32x4_t multiplier, int
   return vrshlq_s32(vaddq_s32(x, fixup), right);
 }
 
+/* aot_mve_requant's double rounding when every lane's shift is negative (a right shift,
+ * the usual case: multipliers below one): no left shift, and no lane whose exponent is
+ * zero needs the fixup left out. */
+static inline int32x4_t aot_mve_requant_right(int32x4_t acc, int32x4_t multiplier,
+                                              int32x4_t shift) {
+  const int32x4_t x = vqrdmulhq_s32(acc, multiplier);
+  return vrshlq_s32(vaddq_s32(x, vshrq_n_s32(x, 31)), shift);
+}
+
 /* aot_mve_requant with one multiplier and shift for all lanes (per-tensor operators):
  * the shift amounts stay scalars (VSHL, VRSHL by a register). */
 static inline int32x4_t aot_mve_requant_n(int32x4_t acc, int32_t multiplier, int32_t shift,
