@@ -18,7 +18,10 @@ Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
   16-byte load of the input row serves 4 VMLADAVAs. The model's own weights are then
   unused and dropped (the padding costs at most 3 rows and 15 bytes per row).
 
-Only im2col convolutions need scratch: one receptive field (k_h * k_w * in_c bytes).
+Only im2col convolutions need scratch: one receptive field (k_h * k_w * in_c bytes); a
+convolution over few input channels (k_h <= 3, k_w * in_c <= 16, no column dilation) has
+its weights' kernel rows padded to 16 bytes each instead and loads a window's rows straight
+from the image (``aot_k_conv_rows_s8_mve``; k_h * 16 bytes of scratch for border pixels).
 """
 
 from __future__ import annotations
@@ -80,6 +83,20 @@ def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
     out_c, k_h, k_w, in_c = weights.shape
     fields = _conv_fields(info, 0)  # the bias has the input zero point folded in
     direct = k_h == 1 and k_w == 1 and fields["pad_top"] == 0 and fields["pad_left"] == 0
+    if not direct and k_h <= 3 and k_w * in_c <= 16 and fields["dil_w"] == 1:
+        # Few input channels (a first layer): each kernel row zero-padded to one 16-byte
+        # chunk, so a window's kernel row is one predicated load from the image.
+        padded = np.zeros((out_c, k_h, 16), np.int8)
+        padded[:, :, : k_w * in_c] = weights.reshape(out_c, k_h, k_w * in_c)
+        return PreparedKernel(
+            function="aot_k_conv_rows_s8_mve",
+            params_struct=common.CONV_STRUCT,
+            params=fields,
+            inputs=(0,),
+            constants=_row_constants(info, padded.reshape(out_c, -1)),
+            scratch_bytes=k_h * 16,  # a border pixel's gathered kernel rows
+            notes={"path": "kernel rows"},
+        )
     return PreparedKernel(
         function="aot_k_conv_s8_mve",
         params_struct=common.CONV_STRUCT,
