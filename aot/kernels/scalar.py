@@ -146,15 +146,21 @@ def _lanes_records(info: OperatorInfo, rows: np.ndarray) -> tuple[BackendConstan
     return record_constant(records), form
 
 
+def _lanes_conv_fields(info: OperatorInfo, form: int) -> dict[str, int]:
+    """The params of the lane convolutions: raw inputs (offset 0), padded taps reading the
+    input zero point, the records' form."""
+    fields = {**conv_params(info, 0), "requant_form": form}
+    fields["pad_value"] = convolution(info).input_zp
+    return fields
+
+
 def prepare_lanes_conv(info: OperatorInfo) -> PreparedKernel:
     rows = _conv_rows(info)
     records, form = _lanes_records(info, rows)
-    fields = {**conv_params(info, 0), "requant_form": form}
-    fields["pad_value"] = convolution(info).input_zp
     return PreparedKernel(
         function="aot_k_conv_lanes_s8_scalar",
         params_struct=CONV_STRUCT,
-        params=fields,
+        params=_lanes_conv_fields(info, form),
         inputs=(0,),
         constants=(BackendConstant("weights", lane_pairs(rows), 4), records),
         # four pixels' receptive fields, interleaved, K rounded up to four
@@ -222,8 +228,7 @@ def prepare_lanes_dwconv(info: OperatorInfo) -> PreparedKernel:
     multiplier, shift = requant(info, w.shape[3])
     bias = folded_bias(info, taps.astype(np.int64).sum(axis=0))
     records, form = requant_records(bias, multiplier, shift, p.rounding, p.output_zp)
-    fields = {**conv_params(info, 0), "requant_form": form}
-    fields["pad_value"] = convolution(info).input_zp
+    fields = _lanes_conv_fields(info, form)
     return PreparedKernel(
         function="aot_k_dwconv_lanes_s8_scalar",
         params_struct=CONV_STRUCT,

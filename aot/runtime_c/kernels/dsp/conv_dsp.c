@@ -18,35 +18,9 @@
 #else
 #define AOT_K_FN(op) aot_k_##op##_s8_dsp
 #endif
+#include "aot_kernels_out.h"
 #include "aot_kernels_requant.h"
 #include "aot_kernels_simd.h"
-
-/* How a call's outputs are requantized; fixed per call, so each row function is inlined
- * once per mode (ROW_DISPATCH) and no output tests it. OUT_FAST: records in the
- * zero-point form and the activation range int8's, so an output is two SMLALs, an ASR and
- * an SSAT; OUT_ANY: any form and range, tested per output. */
-enum { OUT_ANY = 0, OUT_FAST = 1 };
-
-struct aot_k_out_q {
-  const struct aot_k_rq* rq; /* one record per output channel (aot_kernels_requant.h) */
-  int32_t zp, lo, hi, rounding, form;
-  int32_t mode; /* OUT_* */
-};
-
-static inline __attribute__((always_inline)) int8_t out_q(const struct aot_k_out_q* q,
-                                                          const struct aot_k_rq* r,
-                                                          int32_t acc, const int32_t mode) {
-  if (mode == OUT_FAST) return (int8_t)aot_k_ssat8(aot_k_rq_high(r, acc));
-  return aot_k_rq_apply(r, acc, q->form, q->rounding, q->zp, q->lo, q->hi);
-}
-
-static struct aot_k_out_q out_quant(const int32_t* records, int32_t form, int32_t zp,
-                                    int32_t lo, int32_t hi, int32_t rounding) {
-  const int32_t fast = form == AOT_K_RQ_HIGH_ZP && lo == -128 && hi == 127;
-  const struct aot_k_out_q q = {(const struct aot_k_rq*)(const void*)records,
-                                zp, lo, hi, rounding, form, fast ? OUT_FAST : OUT_ANY};
-  return q;
-}
 
 /* SMLAL, LDRD and SSAT are in every Armv7-M and later core (so the M3's scalar build too). */
 #if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
@@ -92,14 +66,14 @@ static inline __attribute__((always_inline)) void fast_pair(const struct aot_k_r
 static inline __attribute__((always_inline)) void store_block(
     const struct aot_k_out_q* q, const struct aot_k_rq* r, int32_t acc00, int32_t acc10,
     int32_t acc01, int32_t acc11, int8_t* out0, int8_t* out1, const int32_t mode) {
-  if (mode == OUT_FAST) {
+  if (mode == AOT_K_OUT_FAST) {
     fast_pair(&r[0], &acc00, &acc10);
     fast_pair(&r[1], &acc01, &acc11);
   } else {
-    acc00 = out_q(q, &r[0], acc00, mode);
-    acc10 = out_q(q, &r[0], acc10, mode);
-    acc01 = out_q(q, &r[1], acc01, mode);
-    acc11 = out_q(q, &r[1], acc11, mode);
+    acc00 = aot_k_out_q(q, &r[0], acc00, mode);
+    acc10 = aot_k_out_q(q, &r[0], acc10, mode);
+    acc01 = aot_k_out_q(q, &r[1], acc01, mode);
+    acc11 = aot_k_out_q(q, &r[1], acc11, mode);
   }
   out0[0] = (int8_t)acc00;
   out0[1] = (int8_t)acc01;
@@ -107,15 +81,6 @@ static inline __attribute__((always_inline)) void store_block(
   out1[1] = (int8_t)acc11;
 }
 
-/* Calls body(..., mode) with mode a constant, so each mode gets its own inlined copy. */
-#define ROW_DISPATCH(body, q, ...)      \
-  do {                                  \
-    if ((q)->mode == OUT_FAST) {        \
-      body(__VA_ARGS__, OUT_FAST);      \
-    } else {                            \
-      body(__VA_ARGS__, OUT_ANY);       \
-    }                                   \
-  } while (0)
 
 /* bias + one int8 row . one plain weight row (an odd last channel). */
 static int32_t dot_s8(const int8_t* a, const int8_t* w, int32_t k, int32_t acc) {
@@ -177,16 +142,16 @@ static inline __attribute__((always_inline)) void row1_s8_body(
       acc0 += pa[j] * pw[j];
       acc1 += pa[j] * pw[tail + j];
     }
-    const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
+    const int8_t o0 = aot_k_out_q(q, &r[0], acc0, mode), o1 = aot_k_out_q(q, &r[1], acc1, mode);
     out[c] = o0;
     out[c + 1] = o1;
   }
-  if (c < out_c) out[c] = out_q(q, q->rq + c, dot_s8(a, w + c * k, k, q->rq[c].bias), mode);
+  if (c < out_c) out[c] = aot_k_out_q(q, q->rq + c, dot_s8(a, w + c * k, k, q->rq[c].bias), mode);
 }
 
 static void row1_s8(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
                     const struct aot_k_out_q* q, int8_t* out) {
-  ROW_DISPATCH(row1_s8_body, q, a, k, w, out_c, q, out);
+  AOT_K_ROW_DISPATCH(row1_s8_body, q, a, k, w, out_c, q, out);
 }
 
 /* row1_q4's MAC loop for K % 8 == 0 and 4-byte aligned rows, with the DSP extension: per
@@ -255,8 +220,8 @@ static inline __attribute__((always_inline)) void mac_q4(const int8_t* pa, const
 static inline __attribute__((always_inline)) void store_quad(
     const struct aot_k_out_q* q, const struct aot_k_rq* r, int32_t acc0, int32_t acc1,
     int32_t acc2, int32_t acc3, int8_t* out, const int32_t mode) {
-  const int8_t o0 = out_q(q, &r[0], acc0, mode), o1 = out_q(q, &r[1], acc1, mode);
-  const int8_t o2 = out_q(q, &r[2], acc2, mode), o3 = out_q(q, &r[3], acc3, mode);
+  const int8_t o0 = aot_k_out_q(q, &r[0], acc0, mode), o1 = aot_k_out_q(q, &r[1], acc1, mode);
+  const int8_t o2 = aot_k_out_q(q, &r[2], acc2, mode), o3 = aot_k_out_q(q, &r[3], acc3, mode);
   out[0] = o0;
   out[1] = o1;
   out[2] = o2;
@@ -309,13 +274,13 @@ static inline __attribute__((always_inline)) void row1_q4_body(
     store_quad(q, r, acc0, acc1, acc2, acc3, out + c, mode);
   }
   for (; c < out_c; ++c) {
-    out[c] = out_q(q, q->rq + c, dot_s8(a, w + c * k, k, q->rq[c].bias), mode);
+    out[c] = aot_k_out_q(q, q->rq + c, dot_s8(a, w + c * k, k, q->rq[c].bias), mode);
   }
 }
 
 static void row1_q4(const int8_t* a, int32_t k, const int8_t* w, int32_t out_c,
                     const struct aot_k_out_q* q, int8_t* out) {
-  ROW_DISPATCH(row1_q4_body, q, a, k, w, out_c, q, out);
+  AOT_K_ROW_DISPATCH(row1_q4_body, q, a, k, w, out_c, q, out);
 }
 
 /* One step of the 2x2 block: four depths of two pixels (their SXTB16 halves, or int16
@@ -372,14 +337,14 @@ static inline __attribute__((always_inline)) void row2_s8_body(
   }
   if (c < out_c) {
     const struct aot_k_rq* const r = q->rq + c;
-    out0[c] = out_q(q, r, dot_s8(a0, w + c * k, k, r->bias), mode);
-    out1[c] = out_q(q, r, dot_s8(a1, w + c * k, k, r->bias), mode);
+    out0[c] = aot_k_out_q(q, r, dot_s8(a0, w + c * k, k, r->bias), mode);
+    out1[c] = aot_k_out_q(q, r, dot_s8(a1, w + c * k, k, r->bias), mode);
   }
 }
 
 static void row2_s8(const int8_t* a0, const int8_t* a1, int32_t k, const int8_t* w,
                     int32_t out_c, const struct aot_k_out_q* q, int8_t* out0, int8_t* out1) {
-  ROW_DISPATCH(row2_s8_body, q, a0, a1, k, w, out_c, q, out0, out1);
+  AOT_K_ROW_DISPATCH(row2_s8_body, q, a0, a1, k, w, out_c, q, out0, out1);
 }
 
 /* Two rows of int16 im2col (groups of four stored x0 x2 x1 x3; b1 may be b0) times the
@@ -418,14 +383,14 @@ static inline __attribute__((always_inline)) void rows_q15_body(
   }
   if (c < out_c) {
     const struct aot_k_rq* const r = q->rq + c;
-    out0[c] = out_q(q, r, dot_q15(b0, w + c * k, k, r->bias), mode);
-    out1[c] = out_q(q, r, dot_q15(b1, w + c * k, k, r->bias), mode);
+    out0[c] = aot_k_out_q(q, r, dot_q15(b0, w + c * k, k, r->bias), mode);
+    out1[c] = aot_k_out_q(q, r, dot_q15(b1, w + c * k, k, r->bias), mode);
   }
 }
 
 static void rows_q15(const int16_t* b0, const int16_t* b1, int32_t k, const int8_t* w,
                      int32_t out_c, const struct aot_k_out_q* q, int8_t* out0, int8_t* out1) {
-  ROW_DISPATCH(rows_q15_body, q, b0, b1, k, w, out_c, q, out0, out1);
+  AOT_K_ROW_DISPATCH(rows_q15_body, q, b0, b1, k, w, out_c, q, out0, out1);
 }
 
 /* A word of data the call guarantees 4-byte aligned (the im2col scratch, weights of a
@@ -520,14 +485,14 @@ static inline __attribute__((always_inline)) void quad_channel(
     int32_t c, const int32_t mode) {
   int32_t a0 = r->bias, a1 = a0, a2 = a0, a3 = a0;
   mac_quad(start, end, (const aot_k_word*)(const void*)pw, paired, &a0, &a1, &a2, &a3);
-  if (mode == OUT_FAST) {
+  if (mode == AOT_K_OUT_FAST) {
     fast_pair(r, &a0, &a1);
     fast_pair(r, &a2, &a3);
   } else {
-    a0 = out_q(q, r, a0, mode);
-    a1 = out_q(q, r, a1, mode);
-    a2 = out_q(q, r, a2, mode);
-    a3 = out_q(q, r, a3, mode);
+    a0 = aot_k_out_q(q, r, a0, mode);
+    a1 = aot_k_out_q(q, r, a1, mode);
+    a2 = aot_k_out_q(q, r, a2, mode);
+    a3 = aot_k_out_q(q, r, a3, mode);
   }
   out[0][c] = (int8_t)a0;
   out[1][c] = (int8_t)a1;
@@ -542,7 +507,7 @@ static __attribute__((noinline)) void quad_last(const struct aot_k_out_q* q,
                                                 const aot_k_word* start, const aot_k_word* end,
                                                 const int8_t* pw, int8_t* const* out,
                                                 int32_t c) {
-  quad_channel(q, r, start, end, pw, 0, out, c, OUT_ANY);
+  quad_channel(q, r, start, end, pw, 0, out, c, AOT_K_OUT_ANY);
 }
 
 /* Four pixels' int16 im2col interleaved by groups of four ([pixel 0: x0 x2, x1 x3][pixel
@@ -567,7 +532,7 @@ static inline __attribute__((always_inline)) void quad_q15_body(
 
 static void quad_q15(const int16_t* cols, int32_t k, const int8_t* w, int32_t out_c,
                      const struct aot_k_out_q* q, int8_t* const* out) {
-  ROW_DISPATCH(quad_q15_body, q, cols, k, w, out_c, q, out);
+  AOT_K_ROW_DISPATCH(quad_q15_body, q, cols, k, w, out_c, q, out);
 }
 
 #else
@@ -668,14 +633,14 @@ static inline __attribute__((always_inline)) void pair_q15_body(
       acc0 = aot_k_smlad(px[1], wo, aot_k_smlad(px[0], we, acc0));
       acc1 = aot_k_smlad(px[3], wo, aot_k_smlad(px[2], we, acc1));
     }
-    out0[c] = out_q(q, r, acc0, mode);
-    out1[c] = out_q(q, r, acc1, mode);
+    out0[c] = aot_k_out_q(q, r, acc0, mode);
+    out1[c] = aot_k_out_q(q, r, acc1, mode);
   }
 }
 
 static void pair_q15(const int16_t* cols, int32_t k, const int8_t* w, int32_t out_c,
                      const struct aot_k_out_q* q, int8_t* out0, int8_t* out1) {
-  ROW_DISPATCH(pair_q15_body, q, cols, k, w, out_c, q, out0, out1);
+  AOT_K_ROW_DISPATCH(pair_q15_body, q, cols, k, w, out_c, q, out0, out1);
 }
 
 #endif
@@ -766,7 +731,7 @@ static void gather_pixel(const struct aot_k_conv_params* p, const int8_t* input,
 void AOT_K_FN(conv)(const struct aot_k_conv_params* p, const int8_t* input,
                     const int8_t* weights, const int32_t* records, int8_t* output,
                     int8_t* scratch) {
-  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+  const struct aot_k_out_q q = aot_k_out_quant(records, p->requant_form, p->output_offset,
                                          p->act_min, p->act_max, p->rounding);
   const int32_t out_c = p->out_c, k = p->k_h * p->k_w * p->in_c;
   const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
@@ -915,7 +880,7 @@ static inline __attribute__((always_inline)) void row1_w4_body(
     const int16_t* row = w + c * k;
     int32_t acc = q->rq[c].bias;
     for (int32_t j = 0; j < k; ++j) acc += a[j] * row[j];
-    out[c] = out_q(q, q->rq + c, acc, mode);
+    out[c] = aot_k_out_q(q, q->rq + c, acc, mode);
   }
 }
 
@@ -925,16 +890,16 @@ void AOT_K_FN(fc_wide)(const struct aot_k_fc_params* p, const int8_t* input,
                        const int16_t* weights, const int32_t* records, int8_t* output,
                        int8_t* scratch) {
   (void)scratch;
-  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+  const struct aot_k_out_q q = aot_k_out_quant(records, p->requant_form, p->output_offset,
                                          p->act_min, p->act_max, p->rounding);
-  ROW_DISPATCH(row1_w4_body, &q, input, p->depth, weights, p->out_c, &q, output);
+  AOT_K_ROW_DISPATCH(row1_w4_body, &q, input, p->depth, weights, p->out_c, &q, output);
 }
 
 void AOT_K_FN(fc)(const struct aot_k_fc_params* p, const int8_t* input,
                   const int8_t* weights, const int32_t* records, int8_t* output,
                   int8_t* scratch) {
   (void)scratch;
-  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+  const struct aot_k_out_q q = aot_k_out_quant(records, p->requant_form, p->output_offset,
                                          p->act_min, p->act_max, p->rounding);
   const int32_t k = p->depth, out_c = p->out_c;
   if (p->batches == 1) {
@@ -988,7 +953,7 @@ static void gather_transposed(const struct aot_k_conv_params* p, const int8_t* i
 void AOT_K_FN(transpose_conv)(const struct aot_k_conv_params* p, const int8_t* input,
                               const int8_t* weights, const int32_t* records, int8_t* output,
                               int8_t* scratch) {
-  const struct aot_k_out_q q = out_quant(records, p->requant_form, p->output_offset,
+  const struct aot_k_out_q q = aot_k_out_quant(records, p->requant_form, p->output_offset,
                                          p->act_min, p->act_max, p->rounding);
   const int32_t out_c = p->out_c, sh = p->stride_h, sw = p->stride_w;
   int16_t* cols = (int16_t*)(void*)scratch;

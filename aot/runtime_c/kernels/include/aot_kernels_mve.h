@@ -81,6 +81,30 @@ static inline int32_t aot_mve_requant_form(int32_t rounding, const int32_t* shif
   return AOT_MVE_RQ_RIGHT;
 }
 
+/* Four channels' sums (channels o .. o + 3) with their bias, requantized, clamped and
+ * stored; predicated past out_c. */
+static inline __attribute__((always_inline)) void aot_mve_store_block(
+    int32_t a0, int32_t a1, int32_t a2, int32_t a3, const int32_t* bias,
+    const int32_t* multiplier, const int32_t* shift, int32_t o, int32_t out_c,
+    int32_t output_offset, int32x4_t lo, int32x4_t hi, int32_t form, int8_t* out) {
+  int32x4_t acc = vdupq_n_s32(a0);
+  acc = vsetq_lane_s32(a1, acc, 1);
+  acc = vsetq_lane_s32(a2, acc, 2);
+  acc = vsetq_lane_s32(a3, acc, 3);
+  acc = vaddq_s32(acc, vldrwq_s32(bias + o));
+  if (form == AOT_MVE_RQ_RIGHT) {
+    acc = aot_mve_requant_right(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o));
+  } else {
+    acc = aot_mve_requant(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o), form);
+  }
+  acc = vmaxq_s32(vminq_s32(vqaddq_n_s32(acc, output_offset), hi), lo);
+  if (out_c - o >= 4) { /* a whole block: no predicate to make */
+    vstrbq_s32(out, acc);
+  } else {
+    vstrbq_p_s32(out, acc, vctp32q((uint32_t)(out_c - o)));
+  }
+}
+
 /* out[o] = requant(bias[o] + sum_k row[k] * w[o][k]) for o < out_c, weights blocked at
  * build time (aot/kernels/mve.py): per block of four output channels, per 16-byte chunk
  * of the depth, the four channels' 16 bytes; out_c padded to a multiple of 4 and the depth
@@ -114,22 +138,8 @@ static inline __attribute__((always_inline)) void aot_mve_row_times_weights(
       a3 = vmladavaq_s8(a3, v, vldrbq_s8(w + 48));
       w += 64;
     }
-    int32x4_t acc = vdupq_n_s32(a0);
-    acc = vsetq_lane_s32(a1, acc, 1);
-    acc = vsetq_lane_s32(a2, acc, 2);
-    acc = vsetq_lane_s32(a3, acc, 3);
-    acc = vaddq_s32(acc, vldrwq_s32(bias + o));
-    if (form == AOT_MVE_RQ_RIGHT) {
-      acc = aot_mve_requant_right(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o));
-    } else {
-      acc = aot_mve_requant(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o), form);
-    }
-    acc = vmaxq_s32(vminq_s32(vqaddq_n_s32(acc, output_offset), hi), lo);
-    if (out_c - o >= 4) { /* a whole block: no predicate to make */
-      vstrbq_s32(out, acc);
-    } else {
-      vstrbq_p_s32(out, acc, vctp32q((uint32_t)(out_c - o)));
-    }
+    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
+                        hi, form, out);
   }
 }
 
@@ -159,22 +169,8 @@ static inline __attribute__((always_inline)) void aot_mve_vectors_times_weights(
       a2 = vmladavaq_s8(a2, v2, vldrbq_s8(w + 160));
       a3 = vmladavaq_s8(a3, v2, vldrbq_s8(w + 176));
     }
-    int32x4_t acc = vdupq_n_s32(a0);
-    acc = vsetq_lane_s32(a1, acc, 1);
-    acc = vsetq_lane_s32(a2, acc, 2);
-    acc = vsetq_lane_s32(a3, acc, 3);
-    acc = vaddq_s32(acc, vldrwq_s32(bias + o));
-    if (form == AOT_MVE_RQ_RIGHT) {
-      acc = aot_mve_requant_right(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o));
-    } else {
-      acc = aot_mve_requant(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o), form);
-    }
-    acc = vmaxq_s32(vminq_s32(vqaddq_n_s32(acc, output_offset), hi), lo);
-    if (out_c - o >= 4) {
-      vstrbq_s32(out, acc);
-    } else {
-      vstrbq_p_s32(out, acc, vctp32q((uint32_t)(out_c - o)));
-    }
+    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
+                        hi, form, out);
   }
 }
 

@@ -19,6 +19,7 @@
  * Per pass of 4 pixels x 2 channels x 1 depth: 1 LDR, 4 LDRSB, 4 SMLAL (9 for 8 MACs).
  * Depthwise layers (aot_k_dwconv_lanes, below) pair two neighbouring pixels instead. */
 #include "aot_kernels.h"
+#include "aot_kernels_out.h"
 #include "aot_kernels_requant.h"
 
 #include <string.h>
@@ -32,44 +33,13 @@
 #define LANES_ASM 0
 #endif
 
-/* How a call's outputs are requantized, fixed per call, so each hot function is inlined
- * once per mode (conv_dsp.c has the same two): OUT_FAST, the records' zero-point form and
- * int8's full range (two SMLALs, an ASR and an SSAT); OUT_ANY, any form and range. */
-enum { OUT_ANY = 0, OUT_FAST = 1 };
-
-struct lanes_out {
-  const struct aot_k_rq* rq; /* one record per output channel, an even count */
-  int32_t zp, lo, hi, rounding, form, mode;
-};
-
-static struct lanes_out lanes_out_of(const int32_t* records, int32_t form, int32_t zp,
-                                     int32_t lo, int32_t hi, int32_t rounding) {
-  const int32_t fast = form == AOT_K_RQ_HIGH_ZP && lo == -128 && hi == 127;
-  const struct lanes_out q = {(const struct aot_k_rq*)(const void*)records, zp, lo, hi,
-                              rounding, form, fast ? OUT_FAST : OUT_ANY};
-  return q;
-}
-
-static inline __attribute__((always_inline)) int8_t lane_out(const struct lanes_out* q,
+/* The outputs' requantization modes are aot_kernels_out.h's (conv_dsp.c has the same). */
+static inline __attribute__((always_inline)) int8_t lane_out(const struct aot_k_out_q* q,
                                                              const struct aot_k_rq* r,
                                                              int32_t sum, const int32_t mode) {
-  const int32_t acc = r->bias + sum;
-  if (mode == OUT_FAST) return (int8_t)aot_k_ssat8(aot_k_rq_high(r, acc));
-  return aot_k_rq_apply(r, acc, q->form, q->rounding, q->zp, q->lo, q->hi);
+  return aot_k_out_q(q, r, r->bias + sum, mode);
 }
 
-/* Calls body(..., mode) with mode a constant. */
-#define LANES_DISPATCH(body, q, ...) \
-  do {                               \
-    if ((q)->mode == OUT_FAST) {     \
-      body(__VA_ARGS__, OUT_FAST);   \
-    } else {                         \
-      body(__VA_ARGS__, OUT_ANY);    \
-    }                                \
-  } while (0)
-
-/* One accumulator's two lanes, requantized by r0 and r1, into *d0 and, when both is set,
- * *d1 (two channels of a pixel, or one channel of two pixels). */
 /* Both lanes in the fast mode, written out on the M-profile cores (26 instructions; GCC
  * 12 spills the records' words, about 19 an output): the high lane is acc >> 24 plus one
  * when the low lane is negative (acc = L + H * 2^24, so floor(acc / 2^24) = H - [L < 0]). */
@@ -117,9 +87,9 @@ static inline __attribute__((always_inline)) void store_both_fast(const struct a
  * when both is set, H by r1 into *d1 (two channels of a pixel, or one channel of two
  * pixels). */
 static inline __attribute__((always_inline)) void store_lanes(
-    const struct lanes_out* q, const struct aot_k_rq* r0, const struct aot_k_rq* r1,
+    const struct aot_k_out_q* q, const struct aot_k_rq* r0, const struct aot_k_rq* r1,
     uint32_t lo, int32_t hi, int8_t* d0, int8_t* d1, int32_t both, const int32_t mode) {
-  if (mode == OUT_FAST && both) {
+  if (mode == AOT_K_OUT_FAST && both) {
     store_both_fast(r0, r1, lo, hi, d0, d1);
     return;
   }
@@ -196,7 +166,7 @@ static inline __attribute__((always_inline)) int64_t lanes_of(uint32_t lo, int32
 /* Four interleaved pixels ([k][4] bytes at x) times every channel pair. */
 static inline __attribute__((always_inline)) void pass4_body(const int8_t* x, int32_t k,
                                                              const int32_t* w, int32_t out_c,
-                                                             const struct lanes_out* q,
+                                                             const struct aot_k_out_q* q,
                                                              int8_t* const out[4],
                                                              const int32_t mode) {
   for (int32_t c = 0; c < out_c; c += 2, w += k) {
@@ -216,8 +186,8 @@ static inline __attribute__((always_inline)) void pass4_body(const int8_t* x, in
 }
 
 static void pass4(const int8_t* x, int32_t k, const int32_t* w, int32_t out_c,
-                  const struct lanes_out* q, int8_t* const out[4]) {
-  LANES_DISPATCH(pass4_body, q, x, k, w, out_c, q, out);
+                  const struct aot_k_out_q* q, int8_t* const out[4]) {
+  AOT_K_ROW_DISPATCH(pass4_body, q, x, k, w, out_c, q, out);
 }
 
 /* One row of k int8 inputs times every channel pair, three pairs at a time; a pair's
@@ -225,7 +195,7 @@ static void pass4(const int8_t* x, int32_t k, const int32_t* w, int32_t out_c,
 static inline __attribute__((always_inline)) void row1_body(const int8_t* x, int32_t k,
                                                             int32_t stride, const int32_t* w,
                                                             int32_t out_c,
-                                                            const struct lanes_out* q,
+                                                            const struct aot_k_out_q* q,
                                                             int8_t* out, const int32_t mode) {
   const int8_t* end = x + k;
   int32_t c = 0;
@@ -255,8 +225,8 @@ static inline __attribute__((always_inline)) void row1_body(const int8_t* x, int
 }
 
 static void row1(const int8_t* x, int32_t k, int32_t stride, const int32_t* w, int32_t out_c,
-                 const struct lanes_out* q, int8_t* out) {
-  LANES_DISPATCH(row1_body, q, x, k, stride, w, out_c, q, out);
+                 const struct aot_k_out_q* q, int8_t* out) {
+  AOT_K_ROW_DISPATCH(row1_body, q, x, k, stride, w, out_c, q, out);
 }
 
 /* Pixel (b, oy, ox)'s receptive field, tap after tap in OHWI order, to dst[i * step]. */
@@ -281,7 +251,7 @@ static void gather(const struct aot_k_conv_params* p, const int8_t* input, int32
 void aot_k_conv_lanes_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
                                 const int32_t* weights, const int32_t* records,
                                 int8_t* output, int8_t* scratch) {
-  const struct lanes_out q = lanes_out_of(records, p->requant_form, p->output_offset,
+  const struct aot_k_out_q q = aot_k_out_quant(records, p->requant_form, p->output_offset,
                                           p->act_min, p->act_max, p->rounding);
   const int32_t k = p->k_h * p->k_w * p->in_c, out_c = p->out_c, stride = (k + 3) & ~3;
   const int32_t pixels = p->out_h * p->out_w;
@@ -311,7 +281,7 @@ void aot_k_fc_lanes_s8_scalar(const struct aot_k_fc_params* p, const int8_t* inp
                               const int32_t* weights, const int32_t* records, int8_t* output,
                               int8_t* scratch) {
   (void)scratch;
-  const struct lanes_out q = lanes_out_of(records, p->requant_form, p->output_offset,
+  const struct aot_k_out_q q = aot_k_out_quant(records, p->requant_form, p->output_offset,
                                           p->act_min, p->act_max, p->rounding);
   for (int32_t b = 0; b < p->batches; ++b) {
     row1(input + b * p->depth, p->depth, (p->depth + 3) & ~3, weights, p->out_c, &q, output + b * p->out_c);
@@ -464,7 +434,7 @@ enum { DW_ANY = 0, DW_3X3_S1 = 1 };
 
 static inline __attribute__((always_inline)) void dw_channel_body(
     const struct aot_k_conv_params* p, const int8_t* plane, int32_t cols, const int32_t* words,
-    const struct dw_columns* t, const struct lanes_out* q, int8_t* out, int32_t c,
+    const struct dw_columns* t, const struct aot_k_out_q* q, int8_t* out, int32_t c,
     const int32_t shape, const int32_t mode) {
   /* A copy of the channel's record: the int8 stores could alias q->rq, which would then
    * be read again after each of them. */
@@ -517,21 +487,21 @@ static inline __attribute__((always_inline)) void dw_channel_body(
 
 static inline __attribute__((always_inline)) void dw_channel_mode(
     const struct aot_k_conv_params* p, const int8_t* plane, int32_t cols, const int32_t* words,
-    const struct dw_columns* t, const struct lanes_out* q, int8_t* out, int32_t c,
+    const struct dw_columns* t, const struct aot_k_out_q* q, int8_t* out, int32_t c,
     const int32_t mode) {
   DW_SHAPES(p, p, plane, cols, words, t, q, out, c);
 }
 
 static void dw_channel(const struct aot_k_conv_params* p, const int8_t* plane, int32_t cols,
                        const int32_t* words, const struct dw_columns* t,
-                       const struct lanes_out* q, int8_t* out, int32_t c) {
-  LANES_DISPATCH(dw_channel_mode, q, p, plane, cols, words, t, q, out, c);
+                       const struct aot_k_out_q* q, int8_t* out, int32_t c) {
+  AOT_K_ROW_DISPATCH(dw_channel_mode, q, p, plane, cols, words, t, q, out, c);
 }
 
 void aot_k_dwconv_lanes_s8_scalar(const struct aot_k_conv_params* p, const int8_t* input,
                                   const int8_t* weights, const int32_t* records,
                                   int8_t* output, int8_t* scratch) {
-  const struct lanes_out q = lanes_out_of(records, p->requant_form, p->output_offset,
+  const struct aot_k_out_q q = aot_k_out_quant(records, p->requant_form, p->output_offset,
                                           p->act_min, p->act_max, p->rounding);
   struct dw_columns t;
   int32_t rows, cols, words[DW_MOST_WORDS];
