@@ -103,12 +103,23 @@ def direct_conv(info: OperatorInfo) -> bool:
     return w.shape[1] == 1 and w.shape[2] == 1 and convolution(info).padding == (0, 0)
 
 
-def _records(info: OperatorInfo, bias: np.ndarray, out_c: int) -> tuple[BackendConstant, int]:
-    """The per-channel requantization records (quant.requant_records) and their form."""
+def even_records(records: np.ndarray) -> np.ndarray:
+    """Records padded with a zero one to an even count: kernels that read channels in
+    pairs read the second record of an odd last channel (which they do not store)."""
+    if len(records) % 2 == 0:
+        return records
+    return np.concatenate([records, np.zeros((1, records.shape[1]), records.dtype)])
+
+
+def channel_records(
+    info: OperatorInfo, bias: np.ndarray, out_c: int, even: bool = False
+) -> tuple[BackendConstant, int]:
+    """The per-channel requantization records (quant.requant_records) and their form;
+    `even`: padded to an even count (even_records)."""
     multiplier, shift = requant(info, out_c)
     p = requantized(info)
     records, form = requant_records(bias, multiplier, shift, p.rounding, p.output_zp)
-    return record_constant(records), form
+    return record_constant(even_records(records) if even else records), form
 
 
 # Output pixels per pass of conv_dsp.c's interleaved loop (AOT_K_PIXELS): four with the
@@ -134,7 +145,7 @@ def prepare_conv(
         # ... else the im2col of two pixels: 2 x K halfwords
         bias, offset = plain_bias(info, sums), -convolution(info).input_zp
         scratch, path = (2 * pixels if interleaved else 4) * depth, "im2col"
-    records, form = _records(info, bias, out_c)
+    records, form = channel_records(info, bias, out_c)
     return PreparedKernel(
         function=f"aot_k_conv_s8_{build}",
         params_struct=CONV_STRUCT,
@@ -175,7 +186,8 @@ def wide_channel_quads(rows: np.ndarray) -> np.ndarray:
 
 def prepare_fc(info: OperatorInfo, build: str = DSP) -> PreparedKernel:
     w = weights(info)
-    records, form = _records(info, folded_bias(info, w.astype(np.int64).sum(axis=1)), w.shape[0])
+    bias = folded_bias(info, w.astype(np.int64).sum(axis=1))
+    records, form = channel_records(info, bias, w.shape[0])
     fields = {**fc_params(info), "requant_form": form}
     if fields["batches"] == 1 and w.size <= WIDE_FC_MOST_BYTES:
         return PreparedKernel(
@@ -293,7 +305,7 @@ def prepare_transpose_conv(
     w = weights(info)
     out_c, k_h, k_w, in_c = w.shape
     bias = plain_bias(info, w.reshape(out_c, -1).astype(np.int64).sum(axis=1))
-    records, form = _records(info, bias, out_c)
+    records, form = channel_records(info, bias, out_c)
     n, in_h, in_w, _ = info.inputs[0].shape
     _, out_h, out_w, _ = info.output.shape
     (sh, sw), (pad_top, pad_left) = p.strides, p.padding
@@ -455,8 +467,6 @@ def prepare_shallow_conv(info: OperatorInfo, build: str = DSP) -> PreparedKernel
     records, form = requant_records(bias, multiplier, shift, p.rounding)
     if form != RQ_HIGH:
         raise InternalError("the first-layer kernel took a convolution with a left shift")
-    if out_c % 2:  # the kernel reads a pair's second record; the padded channel is not stored
-        records = np.concatenate([records, np.zeros((1, records.shape[1]), np.int32)])
     fields = {**conv_params(info, -p.input_zp), "requant_form": form}
     pairs = k_h * (-(-k_w * in_c // 2))
     return PreparedKernel(
@@ -466,7 +476,7 @@ def prepare_shallow_conv(info: OperatorInfo, build: str = DSP) -> PreparedKernel
         inputs=(0,),
         constants=(
             BackendConstant("weights", shallow_weights(w), 4),
-            record_constant(records),
+            record_constant(even_records(records)),
         ),
         scratch_bytes=8 * pairs,
         notes={"path": "shallow"},

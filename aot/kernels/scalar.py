@@ -100,15 +100,22 @@ MOST_LANE_WEIGHT = (1 << (LANE_BITS - 1)) // 128 - 1
 LANES_MOST_BYTES = dsp.WIDE_FC_MOST_BYTES
 
 
+def _pair_words(rows: np.ndarray) -> np.ndarray:
+    """[out_c, K] int8 weights -> [ceil(out_c / 2), K] int64: per channel pair and depth
+    w0 + w1 * 2^24 (an odd last channel pairs with zeros)."""
+    wide = rows.astype(np.int64)
+    if len(wide) % 2:
+        wide = np.concatenate([wide, np.zeros((1, wide.shape[1]), np.int64)])
+    return wide[0::2] + wide[1::2] * (1 << LANE_BITS)
+
+
 def lane_pairs(rows: np.ndarray) -> np.ndarray:
-    """[out_c, K] int8 weights as conv_lanes_scalar.c reads them: per channel pair, one
-    int32 word per depth, w0 + w1 * 2^24 (an odd last channel pairs with zeros), K padded
-    with zero words to a multiple of four."""
-    out_c, k = rows.shape
-    padded = np.zeros((out_c + out_c % 2, -(-k // 4) * 4), np.int64)
-    padded[:out_c, :k] = rows
-    words = padded[0::2] + padded[1::2] * (1 << LANE_BITS)
-    return np.ascontiguousarray(words.reshape(-1), np.int32)
+    """The weights as conv_lanes_scalar.c reads them: per channel pair one int32 word per
+    depth (_pair_words), K padded with zero words to a multiple of four."""
+    words = _pair_words(rows)
+    padded = np.zeros((len(words), -(-words.shape[1] // 4) * 4), np.int64)
+    padded[:, : words.shape[1]] = words
+    return np.ascontiguousarray(padded.reshape(-1), np.int32)
 
 
 def lanes_fit(rows: np.ndarray) -> bool:
@@ -117,8 +124,7 @@ def lanes_fit(rows: np.ndarray) -> bool:
         return False
     if np.abs(rows.astype(np.int64)).sum(axis=1).max() > MOST_LANE_WEIGHT:
         return False
-    padded = np.concatenate([rows, np.zeros((rows.shape[0] % 2, rows.shape[1]), rows.dtype)])
-    words = padded[0::2].astype(np.int64) + padded[1::2].astype(np.int64) * (1 << LANE_BITS)
+    words = _pair_words(rows)
     return bool(np.all((words >= -(1 << 31)) & (words < (1 << 31))))
 
 
@@ -138,12 +144,7 @@ def takes_lanes_fc(info: OperatorInfo) -> bool:
 def _lanes_records(info: OperatorInfo, rows: np.ndarray) -> tuple[BackendConstant, int]:
     """The records of the folded bias, an even count (a pair reads both)."""
     bias = folded_bias(info, rows.astype(np.int64).sum(axis=1))
-    p = requantized(info)
-    multiplier, shift = requant(info, rows.shape[0])
-    records, form = requant_records(bias, multiplier, shift, p.rounding, p.output_zp)
-    if rows.shape[0] % 2:
-        records = np.concatenate([records, np.zeros((1, records.shape[1]), np.int32)])
-    return record_constant(records), form
+    return dsp.channel_records(info, bias, rows.shape[0], even=True)
 
 
 def _lanes_conv_fields(info: OperatorInfo, form: int) -> dict[str, int]:

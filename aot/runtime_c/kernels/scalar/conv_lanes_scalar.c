@@ -83,6 +83,11 @@ static inline __attribute__((always_inline)) void store_both_fast(const struct a
 #endif
 }
 
+/* An accumulator's 64 bits from its (lo, hi) words. */
+static inline __attribute__((always_inline)) int64_t lanes_of(uint32_t lo, int32_t hi) {
+  return (int64_t)(((uint64_t)(uint32_t)hi << 32) | lo);
+}
+
 /* One accumulator's (lo, hi) words, acc = L + H * 2^24: L requantized by r0 into *d0 and,
  * when both is set, H by r1 into *d1 (two channels of a pixel, or one channel of two
  * pixels). */
@@ -93,7 +98,7 @@ static inline __attribute__((always_inline)) void store_lanes(
     store_both_fast(r0, r1, lo, hi, d0, d1);
     return;
   }
-  const int64_t acc = (int64_t)(((uint64_t)(uint32_t)hi << 32) | lo);
+  const int64_t acc = lanes_of(lo, hi);
   const int32_t low = (int32_t)((uint32_t)acc << (32 - LANE_BITS)) >> (32 - LANE_BITS);
   const int32_t high = (int32_t)((acc - low) >> LANE_BITS);
   *d0 = lane_out(q, r0, low, mode);
@@ -148,7 +153,7 @@ static inline __attribute__((always_inline)) void mac_pass4(const int8_t* px, co
 #undef LANES_DEPTH
 #else
   int64_t a[4];
-  for (int32_t i = 0; i < 4; ++i) a[i] = (int64_t)(((uint64_t)(uint32_t)hi[i] << 32) | lo[i]);
+  for (int32_t i = 0; i < 4; ++i) a[i] = lanes_of(lo[i], hi[i]);
   for (; pw != end; ++pw, px += 4) {
     for (int32_t i = 0; i < 4; ++i) a[i] += (int64_t)px[i] * *pw;
   }
@@ -157,10 +162,6 @@ static inline __attribute__((always_inline)) void mac_pass4(const int8_t* px, co
     hi[i] = (int32_t)((uint64_t)a[i] >> 32);
   }
 #endif
-}
-
-static inline __attribute__((always_inline)) int64_t lanes_of(uint32_t lo, int32_t hi) {
-  return (int64_t)(((uint64_t)(uint32_t)hi << 32) | lo);
 }
 
 /* Four interleaved pixels ([k][4] bytes at x) times every channel pair. */
@@ -346,23 +347,16 @@ static inline void dw_plane(const struct aot_k_conv_params* p, int32_t* rows, in
   *cols = (even_w - 1) * p->stride_w + (p->k_w - 1) * p->dil_w + 1;
 }
 
-/* The plane's columns [*left, *right) hold input columns from left - pad_left on; the
- * others, and the rows outside the input, are padding. */
-static void dw_inside(const struct aot_k_conv_params* p, int32_t cols, int32_t* left,
-                      int32_t* right) {
-  int32_t l = p->pad_left < 0 ? 0 : p->pad_left, r = p->pad_left + p->in_w;
-  r = r > cols ? cols : r;
-  *left = l > r ? r : l;
-  *right = r;
-}
-
 /* Channel c of batch b into the inside of plane[rows][cols]; its padding was written once
  * for the call (the same for every channel). */
 static void dw_gather(const struct aot_k_conv_params* p, const int8_t* input, int32_t b,
                       int32_t c, int8_t* plane, int32_t rows, int32_t cols) {
   const int32_t in_c = p->in_c;
-  int32_t left, right;
-  dw_inside(p, cols, &left, &right);
+  /* the plane's columns [left, right) hold input columns from left - pad_left on; the
+   * others, and the rows outside the input, are padding */
+  const int32_t right = p->pad_left + p->in_w > cols ? cols : p->pad_left + p->in_w;
+  const int32_t first_col = p->pad_left < 0 ? 0 : p->pad_left;
+  const int32_t left = first_col > right ? right : first_col;
   const int32_t first = p->pad_top < 0 ? 0 : p->pad_top;
   const int32_t last = p->pad_top + p->in_h < rows ? p->pad_top + p->in_h : rows;
   const int32_t width = right - left;
