@@ -177,12 +177,31 @@ def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
 
 
 def _add_takes(info: OperatorInfo) -> bool:
-    """Same-shape int8 ADD (broadcasting ones stay on TVM's)."""
+    """Same-shape int8 ADD (broadcasting ones stay on TVM's) whose inputs' rescaling is a
+    table (TFLite's: right shifts, left_shift 20)."""
     p = operator_params(info, AddParams)
     if p is None or p.rounding not in quant.ROUNDING or len(info.inputs) != 2:
         return False
+    if p.lhs_shift > 0 or p.rhs_shift > 0 or not 0 <= p.left_shift <= 22:
+        return False
     shape = info.output.shape
     return all(t.dtype == "int8" and t.shape == shape for t in (*info.inputs, info.output))
+
+
+def _add_table(info: OperatorInfo, side: str) -> BackendConstant:
+    """One input's rescaled value for each int8 value, indexed by the byte read as
+    unsigned (0..127, then -128..-1): add_s8_mve.c's widening loads are zero-extending."""
+    p = common.addition(info)
+    offset, multiplier, shift = p.side(side)
+    values = np.arange(256, dtype=np.int64).astype(np.uint8).view(np.int8).astype(np.int64)
+    x = (values + offset) << p.left_shift  # |x| < 2^31: the products fit int64
+    right = -shift
+    if p.rounding == "single":
+        table = (x * multiplier + (1 << (30 + right))) >> (31 + right)
+    else:  # gemmlowp's SRDHM (never saturating here), then RoundingDivideByPOT
+        high = (x * multiplier + (1 << 30)) >> 31
+        table = high if right == 0 else (high + (1 << (right - 1)) - (high < 0)) >> right
+    return BackendConstant(f"{side}_table", np.ascontiguousarray(table, np.int32), 16)
 
 
 def _add_prepare(info: OperatorInfo) -> PreparedKernel:
@@ -192,6 +211,7 @@ def _add_prepare(info: OperatorInfo) -> PreparedKernel:
         params_struct="struct aot_k_add_params",
         params=fields,
         inputs=(0, 1),
+        constants=(_add_table(info, "lhs"), _add_table(info, "rhs")),
     )
 
 

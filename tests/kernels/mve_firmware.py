@@ -29,14 +29,18 @@ class Core:
     code: int  # base of a loadable code memory (the boot vector table goes here)
     ram: int  # base of a data memory
     ram_size: int
+    code_size: int = 2 * 1024 * 1024
+    # a second loadable memory for the cases' constants (None: after the code)
+    rodata: int | None = None
 
 
 # The core each ISA's kernels run on in these tests (Helium, and the DSP/scalar ADD in the
 # rounding mode LiteRT does not use; the per-ISA suites build through aot,
 # tests/kernels/test_bit_exact.py).
 CORES = {
+    # ITCM is 512 KB; the constants (ADD's tables are 2 KB a case) go to the 2 MB SRAM
     "mve": Core("mps3-an547", ("-mcpu=cortex-m55", "-mfloat-abi=hard"), 0x10000000,
-                0x30000000, 512 * 1024),
+                0x30000000, 512 * 1024, code_size=512 * 1024, rodata=0x11000000),
     # -fbuiltin after -ffreestanding: the kernels' packed loads are memcpy, one LDR inlined.
     "dsp": Core("mps2-an386", ("-mcpu=cortex-m4", "-fbuiltin"), 0x0, 0x20000000, 512 * 1024),
     # The scalar sources include the DSP ones, which aot copies beside them.
@@ -176,10 +180,15 @@ def _program(cases: Sequence[KernelCase], prepared: Sequence[PreparedKernel], co
 
 
 def _linker_script(core: Core) -> str:
+    regions = f"  CODE (rx) : ORIGIN = {core.code:#x}, LENGTH = {core.code_size}\n"
+    rodata = "CODE"
+    if core.rodata is not None:
+        regions += f"  CONST (r) : ORIGIN = {core.rodata:#x}, LENGTH = 2M\n"
+        rodata = "CONST"
     return (
-        f"MEMORY {{\n  CODE (rx) : ORIGIN = {core.code:#x}, LENGTH = 2M\n"
-        f"  RAM (rw) : ORIGIN = {core.ram:#x}, LENGTH = {core.ram_size}\n}}\n"
-        "SECTIONS {\n  .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) } > CODE\n"
+        f"MEMORY {{\n{regions}  RAM (rw) : ORIGIN = {core.ram:#x}, LENGTH = {core.ram_size}\n}}\n"
+        "SECTIONS {\n  .text : { KEEP(*(.vectors)) *(.text*) } > CODE\n"
+        f"  .rodata : {{ *(.rodata*) }} > {rodata}\n"
         "  .data : { *(.data*) } > RAM\n  .bss : { *(.bss*) *(COMMON) } > RAM\n}\n"
     )
 

@@ -148,6 +148,27 @@ def add_model(rng: np.random.Generator, i: int) -> tuple[bytes, tuple]:
     return b.build(), shape
 
 
+def add_sized_model(rng: np.random.Generator, i: int) -> tuple[bytes, tuple]:
+    """ADD over every tail length of add_s8_mve.c's 16-element steps (size % 16 from 0 to
+    15, with 0, 1 and 3 whole steps), extreme zero points, and now and then an output
+    scale so small that the output multiplier is near one (output shift 0: the general
+    form, the outputs mostly saturated)."""
+    size = 16 * [1, 0, 3][(i // 16) % 3] + i % 16 or 32
+    shape = (1, size) if i % 2 else (size,)
+    b = TFLiteModelBuilder()
+    lhs_scale, rhs_scale = _scale(rng, 0.005, 1.0), _scale(rng, 0.005, 1.0)
+    lhs = b.add_input("a", shape, "int8", scale=lhs_scale, zero_point=_zp(rng))
+    rhs = b.add_input("b", shape, "int8", scale=rhs_scale, zero_point=_zp(rng))
+    # TFLite's output multiplier: 2 * max(input scales) / (2^20 * output scale)
+    tiny = 2 * max(lhs_scale, rhs_scale) / 2**20 * float(rng.uniform(1.05, 1.9))
+    out_scale = tiny if i % 8 == 7 else _scale(rng, 0.01, 1.0)
+    y = b.add_tensor("y", shape, "int8", scale=out_scale, zero_point=_out_zp(rng))
+    options = {"fused_activation_function": ACTIVATIONS[ACTIVATION_CYCLE[i % 9]]}
+    b.add_operator("ADD", inputs=[lhs, rhs], outputs=[y], options=options)
+    b.mark_output(y)
+    return b.build(), shape
+
+
 def _conv_shape(rng: np.random.Generator, i: int, depthwise: bool) -> dict:
     k = [(1, 1), (3, 3), (3, 3), (1, 1), (2, 3), (5, 1), (3, 3), (1, 4)][i % 8]
     channels = [1, 3, 5, 16, 17, 31, 33, 8, 20, 64][i % 10]
@@ -229,6 +250,7 @@ def _other_rounding_case(name: str, model: bytes, mode: str, *data: np.ndarray) 
 CASES_PER_KIND = 24
 DWCONV_EXTRA = 36
 CONV_EXTRA = 24
+ADD_EXTRA = 48
 
 
 def _cases() -> list[KernelCase]:
@@ -263,6 +285,12 @@ def _cases() -> list[KernelCase]:
         cases.append(_litert_case(f"dwconv{100 + i}", model, data))
         if i % 4 == 1:
             cases.append(_other_rounding_case(f"dwconv{100 + i}-single", model, "single", data))
+    for i in range(ADD_EXTRA):  # every tail length and requantization form, both roundings
+        model, shape = add_sized_model(rng, i)
+        pair = [rng.integers(-128, 128, shape, dtype=np.int8) for _ in range(2)]
+        cases.append(_litert_case(f"add{100 + i}", model, *pair))
+        if i % 2:
+            cases.append(_other_rounding_case(f"add{100 + i}-single", model, "single", *pair))
     return cases
 
 

@@ -139,8 +139,11 @@ struct aot_k_add_params {
    * per-channel or scalar operand; size for equal shapes); the Helium kernel ignores it */
   int32_t rhs_size;
 };
+/* lhs_table/rhs_table: each input's rescaled value per int8 value, 256 int32 indexed by
+ * the byte read as unsigned (aot/kernels/mve.py) */
 void aot_k_add_s8_mve(const struct aot_k_add_params* p, const int8_t* lhs, const int8_t* rhs,
-                      int8_t* output, int8_t* scratch);
+                      const int32_t* lhs_table, const int32_t* rhs_table, int8_t* output,
+                      int8_t* scratch);
 
 /* -- conv2d over few input channels, dsp and scalar ------------------------------------- */
 /* weights: int16 pairs per kernel row (rows of odd length padded with a zero), in channel
