@@ -135,17 +135,32 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
     taps[:, :in_c, :] = weights.reshape(k_h * k_w, in_c, dm).transpose(2, 1, 0)
     blocked = taps.reshape(dm, blocks, 8, k_h * k_w).transpose(0, 1, 3, 2)
     multiplier, shift = quant.requant(info, out_c)
+    folded = quant.folded_bias(info, sums)
+
+    def column_out(kx: int) -> np.ndarray:
+        """A window's start value when its column kx is outside the image: the folded bias
+        gives back what it took for those taps, which read nothing (int32, wrapping)."""
+        column = weights[0, :, kx, :].astype(np.int64).sum(axis=0)
+        total = folded.astype(np.int64) + p.input_zp * column
+        return (total & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
     # One record per block (REC_* in dwconv_s8_mve.c): folded bias, edge bias, multiplier,
-    # shift, eight int32 each.
+    # shift, the start values without the left and without the right column, eight int32
+    # each.
     records = np.stack(
         [
-            per_channel(quant.folded_bias(info, sums)),
+            per_channel(folded),
             per_channel(quant.plain_bias(info, sums)),
             per_channel(multiplier),
             per_channel(shift, -1),  # a right shift: right_shifts_only reads every lane
+            per_channel(column_out(0)),
+            per_channel(column_out(k_w - 1)),
         ],
         axis=2,
     )
+    # 3x3 row runs (runs_3x3 in the C): kernel rows above or below the image read a row of
+    # zero points in scratch
+    runs = (k_h, k_w) == (3, 3) and dm == 1 and fields["dil_w"] == 1 and in_c >= 8
     return PreparedKernel(
         function="aot_k_dwconv_s8_mve",
         params_struct=common.CONV_STRUCT,
@@ -155,7 +170,8 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
             BackendConstant("mve_weights", np.ascontiguousarray(blocked.reshape(-1)), 16),
             BackendConstant("mve_records", np.ascontiguousarray(records, np.int32).reshape(-1), 16),
         ),
-        notes={"path": "3x3" if (k_h, k_w) == (3, 3) else "general"},
+        scratch_bytes=3 * in_c if runs else 0,
+        notes={"path": "3x3 runs" if runs else "general"},
     )
 
 

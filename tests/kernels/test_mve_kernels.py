@@ -207,6 +207,26 @@ def _dwconv_shape(rng: np.random.Generator, i: int) -> dict:
     }  # fmt: skip
 
 
+def _dwconv_runs_shape(rng: np.random.Generator, i: int) -> dict:
+    """3x3 depthwise over whole blocks of eight (the row runs): images smaller than the
+    kernel (kernel rows above and below, columns left and right of the image, both at
+    once), SAME padding on every side (strides 1 and 2 on odd and even sizes), VALID,
+    dilated rows, channel tails, both requantization forms (small weights: left shifts)."""
+    h = [1, 2, 3, 4, 5, 6, 7, 2][i % 8]
+    w = [2, 1, 5, 3, 4, 6, 2, 7, 3][i % 9]
+    pad = "VALID" if i % 7 == 3 else "SAME"
+    d = (2, 1) if i % 5 == 4 else (1, 1)
+    if pad == "VALID":
+        h, w = h + 2 * d[0] + 1, w + 2
+    return {
+        "h": h, "w": w, "in_c": [8, 16, 9, 64, 15, 32, 33, 128, 40][i % 9],
+        "k_h": 3, "k_w": 3, "s": [(1, 1), (2, 2), (1, 2), (2, 1), (1, 1)][i % 5], "d": d,
+        "pad": pad, "dm": 1, "per_channel": i % 4 != 3, "act": [0, 1, 0, 3, 0, 2][i % 6],
+        "n": 2 if i % 11 == 6 else 1,
+        "gain": [1.0, 1.0, 1e-3, 1.0, 1.0, 1.0][i % 6], "small": i % 6 == 4,
+    }  # fmt: skip
+
+
 def _short_conv_shape(rng: np.random.Generator, i: int) -> dict:
     """Convolutions whose rows stay in registers (depth k_h * k_w * in_c up to 16, 32, 48)
     and just past them, 1x1 in place and im2col, output channels with and without a partial
@@ -251,6 +271,7 @@ CASES_PER_KIND = 24
 DWCONV_EXTRA = 36
 CONV_EXTRA = 24
 ADD_EXTRA = 48
+DWCONV_RUNS = 40
 
 
 def _cases() -> list[KernelCase]:
@@ -285,6 +306,12 @@ def _cases() -> list[KernelCase]:
         cases.append(_litert_case(f"dwconv{100 + i}", model, data))
         if i % 4 == 1:
             cases.append(_other_rounding_case(f"dwconv{100 + i}-single", model, "single", data))
+    for i in range(DWCONV_RUNS):  # the 3x3 row runs' borders
+        model, in_shape = conv_model(rng, True, _dwconv_runs_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"dwconv{200 + i}", model, data))
+        if i % 4 == 2:
+            cases.append(_other_rounding_case(f"dwconv{200 + i}-single", model, "single", data))
     for i in range(ADD_EXTRA):  # every tail length and requantization form, both roundings
         model, shape = add_sized_model(rng, i)
         pair = [rng.integers(-128, 128, shape, dtype=np.int8) for _ in range(2)]
