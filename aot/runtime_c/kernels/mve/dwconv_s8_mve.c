@@ -254,6 +254,27 @@ _Static_assert(REC_WORDS == 48, "AOT_DW_START steps the records by 192 bytes");
     ob += 8;                                                                      \
   } while (0)
 
+/* one block of run_3x3 (its locals a0-a2, wb, rb, ob step by the asm's writebacks) */
+#define AOT_DW_ONE_BLOCK()                                                                 \
+  do {                                                                                     \
+    int32x4_t even, odd, p;                                                                \
+    int16x8_t x, wt;                                                                       \
+    const int8_t* at;                                                                      \
+    if (fixed_step) {                                                                      \
+      if (cols == COLS_ALL) AOT_DW_BLOCK_RIGHT_IMM(AOT_DW_TAPS3_IMM, REC_BIAS);            \
+      if (cols == COLS_LEFT_OUT) AOT_DW_BLOCK_RIGHT_IMM(AOT_DW_TAPS2L_IMM, REC_LEFT_OUT);  \
+      if (cols == COLS_RIGHT_OUT) AOT_DW_BLOCK_RIGHT_IMM(AOT_DW_TAPS2R_IMM, REC_RIGHT_OUT); \
+    } else if (right) {                                                                    \
+      if (cols == COLS_ALL) AOT_DW_BLOCK_RIGHT(AOT_DW_TAPS3, REC_BIAS);                    \
+      if (cols == COLS_LEFT_OUT) AOT_DW_BLOCK_RIGHT(AOT_DW_TAPS2, REC_LEFT_OUT);           \
+      if (cols == COLS_RIGHT_OUT) AOT_DW_BLOCK_RIGHT(AOT_DW_TAPS2, REC_RIGHT_OUT);         \
+    } else {                                                                               \
+      if (cols == COLS_ALL) AOT_DW_BLOCK_ANY(AOT_DW_TAPS3, REC_BIAS);                      \
+      if (cols == COLS_LEFT_OUT) AOT_DW_BLOCK_ANY(AOT_DW_TAPS2, REC_LEFT_OUT);             \
+      if (cols == COLS_RIGHT_OUT) AOT_DW_BLOCK_ANY(AOT_DW_TAPS2, REC_RIGHT_OUT);           \
+    }                                                                                      \
+  } while (0)
+
 /* `pixels` pixels of an output row, `out_step` output bytes apart, each `count` whole
  * blocks of a 3x3 window (depth multiplier 1, column step col_step): kernel row k's tap
  * kx = 0 at rows->row[k], `cols` (a constant) the columns inside the image; `right` as
@@ -274,6 +295,20 @@ AOT_INLINE void run_3x3(const struct rows_3x3* rows, const int16_t* w, const int
   rec += cols == COLS_ALL ? REC_BIAS : cols == COLS_LEFT_OUT ? REC_LEFT_OUT : REC_RIGHT_OUT;
   const uint32_t cz = (uint32_t)col_step << 16 | (uint16_t)q.output_offset;
   const int16x8_t lo = q.act_min, hi = q.act_max;
+  if (count == 1) { /* one block a pixel (eight channels): no block loop to set up */
+    const int32_t d0 = s0 - 8, d1 = s1 - 8, d2 = s2 - 8; /* past the asm's writebacks */
+    const int32_t out_rest = out_step - 8;
+    const int8_t* a0 = r0;
+    const int8_t* a1 = r1;
+    const int8_t* a2 = r2;
+    int8_t* ob = out;
+    for (int32_t i = 0; i < pixels; ++i, a0 += d0, a1 += d1, a2 += d2, ob += out_rest) {
+      const int16_t* wb = w;
+      const int32_t* rb = rec;
+      AOT_DW_ONE_BLOCK();
+    }
+    return;
+  }
   for (int32_t i = 0; i < pixels; ++i, r0 += s0, r1 += s1, r2 += s2, out += out_step) {
     const int8_t* a0 = r0;
     const int8_t* a1 = r1;
@@ -281,25 +316,9 @@ AOT_INLINE void run_3x3(const struct rows_3x3* rows, const int16_t* w, const int
     const int16_t* wb = w;
     const int32_t* rb = rec;
     int8_t* ob = out;
-    for (int32_t b = 0; b < count; ++b) {
-      int32x4_t even, odd, p;
-      int16x8_t x, wt;
-      const int8_t* at;
-      if (fixed_step) {
-        if (cols == COLS_ALL) AOT_DW_BLOCK_RIGHT_IMM(AOT_DW_TAPS3_IMM, REC_BIAS);
-        if (cols == COLS_LEFT_OUT) AOT_DW_BLOCK_RIGHT_IMM(AOT_DW_TAPS2L_IMM, REC_LEFT_OUT);
-        if (cols == COLS_RIGHT_OUT) AOT_DW_BLOCK_RIGHT_IMM(AOT_DW_TAPS2R_IMM, REC_RIGHT_OUT);
-      } else if (right) {
-        if (cols == COLS_ALL) AOT_DW_BLOCK_RIGHT(AOT_DW_TAPS3, REC_BIAS);
-        if (cols == COLS_LEFT_OUT) AOT_DW_BLOCK_RIGHT(AOT_DW_TAPS2, REC_LEFT_OUT);
-        if (cols == COLS_RIGHT_OUT) AOT_DW_BLOCK_RIGHT(AOT_DW_TAPS2, REC_RIGHT_OUT);
-      } else {
-        if (cols == COLS_ALL) AOT_DW_BLOCK_ANY(AOT_DW_TAPS3, REC_BIAS);
-        if (cols == COLS_LEFT_OUT) AOT_DW_BLOCK_ANY(AOT_DW_TAPS2, REC_LEFT_OUT);
-        if (cols == COLS_RIGHT_OUT) AOT_DW_BLOCK_ANY(AOT_DW_TAPS2, REC_RIGHT_OUT);
-      }
-    }
+    for (int32_t b = 0; b < count; ++b) AOT_DW_ONE_BLOCK();
   }
+#undef AOT_DW_ONE_BLOCK
 }
 
 typedef void (*run_3x3_fn)(const struct rows_3x3* rows, const int16_t* w, const int32_t* rec,
