@@ -295,7 +295,9 @@ AOT_INLINE void run_3x3(const struct rows_3x3* rows, const int16_t* w, const int
   rec += cols == COLS_ALL ? REC_BIAS : cols == COLS_LEFT_OUT ? REC_LEFT_OUT : REC_RIGHT_OUT;
   const uint32_t cz = (uint32_t)col_step << 16 | (uint16_t)q.output_offset;
   const int16x8_t lo = q.act_min, hi = q.act_max;
-  if (count == 1) { /* one block a pixel (eight channels): no block loop to set up */
+  /* one block a pixel (eight channels): no block loop to set up (compiled for the step of
+   * eight channels alone: it doubles a run function's asm) */
+  if (fixed_step == 8 && count == 1) {
     const int32_t d0 = s0 - 8, d1 = s1 - 8, d2 = s2 - 8; /* past the asm's writebacks */
     const int32_t out_rest = out_step - 8;
     const int8_t* a0 = r0;
