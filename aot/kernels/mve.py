@@ -31,7 +31,7 @@ import numpy as np
 from aot.backends.base import BackendConstant, OperatorInfo
 from aot.kernels import common, quant
 from aot.kernels.spec import KernelVariant, PreparedKernel
-from aot.operators import AddParams, operator_params
+from aot.operators import AddParams, PoolParams, operator_params
 
 
 def _conv_fields(info: OperatorInfo, input_offset: int) -> dict:
@@ -231,6 +231,42 @@ def _add_prepare(info: OperatorInfo) -> PreparedKernel:
     )
 
 
+# -- average pool -------------------------------------------------------------------------
+
+POOL = "average_pool2d_int8"
+
+
+def _pool_takes(info: OperatorInfo) -> bool:
+    """int8 NHWC AVERAGE_POOL_2D whose windows' int16 sums cannot overflow (at most 256
+    taps)."""
+    p = operator_params(info, PoolParams)
+    if p is None or len(info.inputs) != 1:
+        return False
+    data, out = info.inputs[0], info.output
+    if data.dtype != "int8" or out.dtype != "int8" or len(data.shape) != 4:
+        return False
+    return len(out.shape) == 4 and p.filter_size[0] * p.filter_size[1] <= 256
+
+
+def _pool_prepare(info: OperatorInfo) -> PreparedKernel:
+    p = operator_params(info, PoolParams)
+    batches, in_h, in_w, channels = info.inputs[0].shape
+    _, out_h, out_w, _ = info.output.shape
+    fields = {
+        "batches": batches, "in_h": in_h, "in_w": in_w, "channels": channels,
+        "out_h": out_h, "out_w": out_w, "filter_h": p.filter_size[0],
+        "filter_w": p.filter_size[1], "stride_h": p.strides[0], "stride_w": p.strides[1],
+        "pad_top": p.padding[0], "pad_left": p.padding[1], "act_min": p.act_min,
+        "act_max": p.act_max,
+    }  # fmt: skip
+    return PreparedKernel(
+        function="aot_k_avgpool_s8_mve",
+        params_struct="struct aot_k_pool_params",
+        params={k: int(v) for k, v in fields.items()},
+        inputs=(0,),
+    )
+
+
 # Every shape the shared conditions allow (no grouped convolutions, FULLY_CONNECTED with
 # symmetric weights): Helium beats TVM's loops on all of them.
 VARIANTS: tuple[KernelVariant, ...] = (
@@ -240,4 +276,5 @@ VARIANTS: tuple[KernelVariant, ...] = (
     ),
     KernelVariant(common.DENSE, "mve", common.dense, _fc_prepare, ("mve/fc_s8_mve.c",)),
     KernelVariant(common.ADD, "mve", _add_takes, _add_prepare, ("mve/add_s8_mve.c",)),
+    KernelVariant(POOL, "mve", _pool_takes, _pool_prepare, ("mve/pool_s8_mve.c",)),
 )

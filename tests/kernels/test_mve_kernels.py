@@ -169,6 +169,33 @@ def add_sized_model(rng: np.random.Generator, i: int) -> tuple[bytes, tuple]:
     return b.build(), shape
 
 
+def pool_model(rng: np.random.Generator, i: int) -> tuple[bytes, tuple]:
+    """AVERAGE_POOL_2D: global pools (kws, vww, resnet: up to 256 taps), small windows with
+    strides, SAME windows clipped on every side (the counts differ per pixel), channel
+    counts with and without a 16-channel tail, batches, extreme zero points, the clamps."""
+    f = [(25, 5), (2, 2), (3, 3), (1, 1), (3, 2), (16, 16), (5, 1), (2, 3)][i % 8]
+    extra = [(0, 0), (1, 3), (2, 2), (0, 1), (4, 0), (0, 0), (2, 1), (3, 3)][i % 8]
+    h, w = f[0] + extra[0], f[1] + extra[1]
+    channels = [64, 16, 5, 33, 1, 17, 8, 48, 15, 256][i % 10]
+    batches = 2 if i % 7 == 3 else 1
+    zp = _zp(rng)
+    b = TFLiteModelBuilder()
+    x = b.add_input("x", (batches, h, w, channels), "int8", scale=0.05, zero_point=zp)
+    pad = "SAME" if i % 3 == 1 else "VALID"
+    stride = [(1, 1), (2, 2), (1, 2), (2, 1)][i % 4]
+    out_h = _out(h, f[0], stride[0], 1, pad)
+    out_w = _out(w, f[1], stride[1], 1, pad)
+    y = b.add_tensor("y", (batches, out_h, out_w, channels), "int8", scale=0.05, zero_point=zp)
+    options = {
+        "padding": pad, "stride_h": stride[0], "stride_w": stride[1],
+        "filter_height": f[0], "filter_width": f[1],
+        "fused_activation_function": ACTIVATIONS[ACTIVATION_CYCLE[i % 9]],
+    }  # fmt: skip
+    b.add_operator("AVERAGE_POOL_2D", inputs=[x], outputs=[y], options=options)
+    b.mark_output(y)
+    return b.build(), (batches, h, w, channels)
+
+
 def _conv_shape(rng: np.random.Generator, i: int, depthwise: bool) -> dict:
     k = [(1, 1), (3, 3), (3, 3), (1, 1), (2, 3), (5, 1), (3, 3), (1, 4)][i % 8]
     channels = [1, 3, 5, 16, 17, 31, 33, 8, 20, 64][i % 10]
@@ -312,6 +339,10 @@ def _cases() -> list[KernelCase]:
         cases.append(_litert_case(f"dwconv{200 + i}", model, data))
         if i % 4 == 2:
             cases.append(_other_rounding_case(f"dwconv{200 + i}-single", model, "single", data))
+    for i in range(CASES_PER_KIND):
+        model, in_shape = pool_model(rng, i)
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"pool{i}", model, data))
     for i in range(ADD_EXTRA):  # every tail length and requantization form, both roundings
         model, shape = add_sized_model(rng, i)
         pair = [rng.integers(-128, 128, shape, dtype=np.int8) for _ in range(2)]
@@ -342,7 +373,7 @@ def _assert_exact(results: dict, prefix: str) -> None:
     assert not failures, "; ".join(failures)
 
 
-@pytest.mark.parametrize("kind", ["conv", "dwconv", "fc", "add"])
+@pytest.mark.parametrize("kind", ["conv", "dwconv", "fc", "add", "pool"])
 def test_kernel_bit_exact(results: dict, kind: str) -> None:
     _assert_exact(results, kind)
 

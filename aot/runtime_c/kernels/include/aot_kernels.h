@@ -145,6 +145,15 @@ void aot_k_add_s8_mve(const struct aot_k_add_params* p, const int8_t* lhs, const
                       const int32_t* lhs_table, const int32_t* rhs_table, int8_t* output,
                       int8_t* scratch);
 
+/* average pool: TFLite's AveragePool (in-image taps summed, the sum divided by their count
+ * rounding halves away from zero, the clamp); windows of at most 256 taps, no dilation. */
+struct aot_k_pool_params {
+  int32_t batches, in_h, in_w, channels, out_h, out_w, filter_h, filter_w, stride_h, stride_w,
+      pad_top, pad_left, act_min, act_max;
+};
+void aot_k_avgpool_s8_mve(const struct aot_k_pool_params* p, const int8_t* input,
+                          int8_t* output, int8_t* scratch);
+
 /* -- conv2d over few input channels, dsp and scalar ------------------------------------- */
 /* weights: int16 pairs per kernel row (rows of odd length padded with a zero), in channel
  * pairs (aot/kernels/dsp.py); records: struct aot_k_rq per output channel (its bias the
