@@ -271,6 +271,50 @@ def _short_conv_shape(rng: np.random.Generator, i: int) -> dict:
     }  # fmt: skip
 
 
+def _im2col_shape(rng: np.random.Generator, i: int) -> dict:
+    """The im2col path: kernel rows (k_w * in_c) that are whole 16-byte chunks (windows
+    read in place) and that are not (copied), depths up to 48 (rows in registers, as
+    kws_ref_model's 10x4 over one channel) and past them, windows inside the image and
+    border pixels on every side (SAME with odd and even totals), row and column dilation,
+    strides, images smaller than the kernel, partial blocks of output channels, left shifts
+    and zero exponents (small weights) beside right shifts."""
+    k = [(3, 3), (3, 3), (10, 4), (3, 1), (2, 2), (3, 3), (5, 5), (1, 3), (4, 10), (3, 3)]
+    channels = [16, 5, 1, 32, 8, 17, 16, 32, 1, 48]
+    d = [(1, 1), (1, 1), (2, 1), (1, 1), (1, 2), (1, 1), (2, 2)][i % 7]
+    k_h, k_w = k[i % 10]
+    span = ((k_h - 1) * d[0] + 1, (k_w - 1) * d[1] + 1)
+    pad = ["SAME", "SAME", "VALID"][i % 3]
+    low = (1, 1) if pad == "SAME" else span  # SAME: images smaller than the kernel too
+    return {
+        "h": int(rng.integers(low[0], span[0] + 7)), "w": int(rng.integers(low[1], span[1] + 7)),
+        "in_c": channels[i % 10], "out_c": [16, 4, 7, 20, 5, 33, 1][i % 7],
+        "k_h": k_h, "k_w": k_w, "s": [(1, 1), (2, 2), (1, 1), (2, 1), (1, 2)][i % 5], "d": d,
+        "pad": pad, "per_channel": i % 4 != 2, "act": [0, 1, 0, 3, 2, 0][i % 6],
+        "n": 2 if i % 9 == 4 else 1,
+        "gain": [1.0, 1.0, 1.0, 1e-3, 1.0, 1.0][i % 6], "small": i % 6 == 5,
+    }  # fmt: skip
+
+
+def _rows_conv_shape(rng: np.random.Generator, i: int) -> dict:
+    """The kernel-rows path (k_h <= 3, k_w * in_c <= 16, no column dilation: a first
+    layer): border pixels on every side, strides, row dilation, images smaller than the
+    kernel, one to three kernel rows."""
+    k = [(3, 3), (3, 3), (2, 3), (3, 1), (1, 4), (3, 2), (2, 2), (3, 5)][i % 8]
+    channels = [3, 3, 5, 16, 4, 8, 1, 3][i % 8]
+    d = (2, 1) if i % 5 == 3 else (1, 1)
+    span = ((k[0] - 1) * d[0] + 1, k[1])
+    pad = ["SAME", "SAME", "VALID"][i % 3]
+    low = (1, 1) if pad == "SAME" else span
+    return {
+        "h": int(rng.integers(low[0], span[0] + 9)), "w": int(rng.integers(low[1], span[1] + 9)),
+        "in_c": channels, "out_c": [16, 8, 7, 5, 32, 3][i % 6], "k_h": k[0], "k_w": k[1],
+        "s": [(1, 1), (2, 2), (1, 2), (2, 1)][i % 4], "d": d, "pad": pad,
+        "per_channel": i % 4 != 2, "act": [0, 1, 0, 3, 2, 0][i % 6],
+        "n": 2 if i % 7 == 3 else 1,
+        "gain": [1.0, 1.0, 1e-3, 1.0, 1.0, 1.0][i % 6], "small": i % 6 == 4,
+    }  # fmt: skip
+
+
 def _fc_shape(rng: np.random.Generator, i: int) -> dict:
     return {
         "depth": [1, 7, 16, 17, 40, 63, 100, 250][i % 8], "out_c": int(rng.integers(1, 24)),
@@ -299,6 +343,8 @@ DWCONV_EXTRA = 36
 CONV_EXTRA = 24
 ADD_EXTRA = 48
 DWCONV_RUNS = 40
+IM2COL_EXTRA = 30
+ROWS_EXTRA = 16
 
 
 def _cases() -> list[KernelCase]:
@@ -327,6 +373,18 @@ def _cases() -> list[KernelCase]:
         cases.append(_litert_case(f"conv{100 + i}", model, data))
         if i % 4 == 1:
             cases.append(_other_rounding_case(f"conv{100 + i}-single", model, "single", data))
+    for i in range(IM2COL_EXTRA):  # the im2col path: in place, copied, border pixels
+        model, in_shape = conv_model(rng, False, _im2col_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"conv{200 + i}", model, data))
+        if i % 5 == 2:
+            cases.append(_other_rounding_case(f"conv{200 + i}-single", model, "single", data))
+    for i in range(ROWS_EXTRA):  # the kernel-rows path
+        model, in_shape = conv_model(rng, False, _rows_conv_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"conv{300 + i}", model, data))
+        if i % 5 == 1:
+            cases.append(_other_rounding_case(f"conv{300 + i}-single", model, "single", data))
     for i in range(DWCONV_EXTRA):  # the depthwise kernel's paths, both rounding modes
         model, in_shape = conv_model(rng, True, _dwconv_shape(rng, i))
         data = rng.integers(-128, 128, in_shape, dtype=np.int8)

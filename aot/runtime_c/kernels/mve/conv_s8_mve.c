@@ -4,6 +4,10 @@
  * (im2col, in the planned scratch; padded taps hold the input zero point, which the bias
  * has already folded out), then multiplied with four weight rows at a time by VMLADAVA
  * (weights blocked at build time: aot_mve_row_times_weights).
+ * A window inside the image whose kernel rows are whole 16-byte chunks (k_w * in_c a
+ * multiple of 16) is read in place too, its k_h rows straight from the image
+ * (segments_times_weights); other windows inside the image are copied by vector loads and
+ * stores, and only border pixels clip and pad.
  * A 1x1 convolution without padding reads the input pixel in place: no copy, no scratch;
  * over at most 32 input channels (vww_96_int8's first 1x1 layers) the pixel is loaded
  * once and stays in Q registers for all output channels (aot_mve_short_row_times_weights).
@@ -96,51 +100,177 @@ AOT_CONV_DIRECT(direct_16_right, 1, 1)
 AOT_CONV_DIRECT(direct_32_right, 2, 1)
 AOT_CONV_DIRECT(direct_any_right, 0, 1)
 
+/* the byte lanes [a, b) of a 16-byte chunk as a predicate (a, b any: clamped to 0..16) */
+static inline mve_pred16_t byte_lanes(int32_t a, int32_t b) {
+  a = a < 0 ? 0 : a > 16 ? 16 : a;
+  b = b < 0 ? 0 : b > 16 ? 16 : b;
+  return (mve_pred16_t)(((1u << b) - 1u) & ~((1u << a) - 1u));
+}
+
+/* n bytes of a window inside the image: whole 16-byte chunks unpredicated, the tail
+ * predicated (`tail`: vctp8q(n % 16)) */
+static inline __attribute__((always_inline)) void copy_run(int8_t* dst, const int8_t* src,
+                                                           int32_t n, mve_pred16_t tail) {
+  int32_t c = 0;
+  for (; c + 16 <= n; c += 16) vstrbq_s8(dst + c, vldrbq_s8(src + c));
+  if (c < n) vstrbq_p_s8(dst + c, vldrbq_z_s8(src + c, tail), tail);
+}
+
+/* one kernel row (no column dilation) of a border pixel: bytes [a, b) of the `n` from
+ * `src` lie inside the image (src may point before the image row: the predicated loads
+ * read only the lanes inside it), the others are `pad` */
+static void gather_clipped(int8_t* dst, const int8_t* src, int32_t n, int32_t a, int32_t b,
+                           int8x16_t pad) {
+  for (int32_t c = 0; c < n; c += 16) {
+    const mve_pred16_t inside = byte_lanes(a - c, b - c);
+    const int8x16_t v = vpselq_s8(vldrbq_z_s8(src + c, inside), pad, inside);
+    vstrbq_p_s8(dst + c, v, vctp8q((uint32_t)(n - c)));
+  }
+}
+
+/* a border pixel's receptive field (some tap outside the image, or column dilation) into
+ * `dst`, padded taps `pad` */
+static void __attribute__((noinline)) gather_border(
+    const struct aot_k_conv_params* p, const int8_t* image, int32_t y0, int32_t x0,
+    int8_t* dst) {
+  const int32_t in_c = p->in_c, in_h = p->in_h, in_w = p->in_w, k_w = p->k_w;
+  const int32_t segment = k_w * in_c, row_bytes = in_w * in_c;
+  const int8_t pad = (int8_t)p->pad_value;
+  const int8x16_t pads = vdupq_n_s8(pad);
+  const int32_t a = x0 < 0 ? -x0 * in_c : 0; /* the first byte inside the image */
+  const int32_t b = (in_w - x0) * in_c;      /* the first byte past its right edge */
+  for (int32_t ky = 0; ky < p->k_h; ++ky, dst += segment) {
+    const int32_t iy = y0 + ky * p->dil_h;
+    if (iy < 0 || iy >= in_h) {
+      fill(dst, segment, pad);
+    } else if (p->dil_w == 1) {
+      gather_clipped(dst, image + iy * row_bytes + x0 * in_c, segment, a, b, pads);
+    } else {
+      gather_row(dst, image + iy * row_bytes, x0, k_w, p->dil_w, in_w, in_c, pad);
+    }
+  }
+}
+
+/* aot_mve_row_times_weights for a receptive field read in place: `segments` runs of
+ * `chunks` whole 16-byte chunks, run k at src + k * (chunks * 16 + skip) (a window's kernel
+ * rows in the image, k_w * in_c a multiple of 16), in the order of the weights' chunks. Per
+ * block of four channels the runs' chunk loops are inline asm: one input load, four weight
+ * loads (pre-indexed writeback on one pointer) and four VMLADAVA per chunk, 10
+ * instructions with `le` (GCC 12's loop took 12). */
+static inline __attribute__((always_inline)) void segments_times_weights(
+    const int8_t* src, int32_t skip, int32_t segments, int32_t chunks, const int8_t* w,
+    int32_t out_c, const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
+    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t form, int8_t* out) {
+  const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
+  w -= 64; /* the first weight load of a chunk pre-increments */
+  for (int32_t o = 0; o < out_c; o += 4, out += 4) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    const int8_t* x;
+    int32_t left;
+    __asm__ volatile(
+        "mov %[x], %[src]\n\t"
+        "mov %[left], %[segments]\n"
+        "2:\n\t"
+        "dls lr, %[chunks]\n"
+        "1:\n\t"
+        "vldrb.8 q0, [%[x]], #16\n\t"
+        "vldrb.8 q1, [%[w], #64]!\n\t"
+        "vmladava.s8 %[a0], q0, q1\n\t"
+        "vldrb.8 q2, [%[w], #16]\n\t"
+        "vmladava.s8 %[a1], q0, q2\n\t"
+        "vldrb.8 q3, [%[w], #32]\n\t"
+        "vmladava.s8 %[a2], q0, q3\n\t"
+        "vldrb.8 q1, [%[w], #48]\n\t"
+        "vmladava.s8 %[a3], q0, q1\n\t"
+        "le lr, 1b\n\t"
+        "add %[x], %[x], %[skip]\n\t"
+        "subs %[left], %[left], #1\n\t"
+        "bne 2b\n"
+        : [x] "=&r"(x), [left] "=&r"(left), [w] "+r"(w), [a0] "+Te"(a0), [a1] "+Te"(a1),
+          [a2] "+Te"(a2), [a3] "+Te"(a3)
+        : [src] "r"(src), [skip] "r"(skip), [segments] "r"(segments), [chunks] "r"(chunks)
+        : "q0", "q1", "q2", "q3", "lr", "memory", "cc");
+    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
+                        hi, form, out);
+  }
+}
+
+enum { IN_PLACE = -1 }; /* im2col_pixels' `chunks` when its windows are read in place */
+
 /* every output pixel of any other convolution: its receptive field gathered into the
  * scratch (im2col), then times the weights (`form` a constant when it is
- * AOT_MVE_RQ_RIGHT) */
+ * AOT_MVE_RQ_RIGHT; `chunks` 1-3: the depth fits that many 16-byte chunks, the row is
+ * multiplied from Q registers, 0: any depth, IN_PLACE: k_w * in_c is a multiple of 16).
+ * A window inside the image (no column dilation) is k_h runs of k_w * in_c contiguous
+ * bytes: read in place (IN_PLACE) or copied by vector loads and stores; only border pixels
+ * clip and pad into the scratch. */
 static inline __attribute__((always_inline)) void im2col_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
     const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
-    int8_t* output, int8_t* scratch) {
-  const int32_t in_c = p->in_c;
-  const int32_t depth = p->k_h * p->k_w * in_c;
-  const int8_t pad = (int8_t)p->pad_value;
-  for (int32_t n = 0; n < p->batches; ++n) {
-    const int8_t* image = input + (int32_t)n * p->in_h * p->in_w * in_c;
-    for (int32_t oy = 0; oy < p->out_h; ++oy) {
-      for (int32_t ox = 0; ox < p->out_w; ++ox) {
-        const int32_t y0 = oy * p->stride_h - p->pad_top;
-        const int32_t x0 = ox * p->stride_w - p->pad_left;
-        int8_t* dst = scratch;
-        for (int32_t ky = 0; ky < p->k_h; ++ky) {
-          const int32_t iy = y0 + ky * p->dil_h;
-          if (iy >= 0 && iy < p->in_h) {
-            dst = gather_row(dst, image + iy * p->in_w * in_c, x0, p->k_w, p->dil_w, p->in_w,
-                             in_c, pad);
-          } else {
-            fill(dst, p->k_w * in_c, pad);
-            dst += p->k_w * in_c;
-          }
+    int8_t* output, int8_t* scratch, const int chunks) {
+  /* locals: the output stores may alias *p */
+  const int32_t in_c = p->in_c, in_h = p->in_h, in_w = p->in_w, k_h = p->k_h, k_w = p->k_w;
+  const int32_t out_c = p->out_c, out_h = p->out_h, out_w = p->out_w, batches = p->batches;
+  const int32_t stride_h = p->stride_h, stride_w = p->stride_w, dil_h = p->dil_h;
+  const int32_t pad_top = p->pad_top, pad_left = p->pad_left;
+  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t segment = k_w * in_c, depth = k_h * segment, row_bytes = in_w * in_c;
+  const int32_t span_h = (k_h - 1) * dil_h + 1;
+  /* columns whose window lies inside the image (none with column dilation) */
+  const int32_t span_w = p->dil_w == 1 ? k_w : in_w + 1;
+  const int32_t kernel_step = dil_h * row_bytes;
+  const mve_pred16_t tail = vctp8q((uint32_t)(segment & 15));
+  for (int32_t n = 0; n < batches; ++n) {
+    const int8_t* image = input + n * in_h * row_bytes;
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      const int32_t y0 = oy * stride_h - pad_top;
+      const int32_t rows_inside = y0 >= 0 && y0 + span_h <= in_h;
+      for (int32_t ox = 0; ox < out_w; ++ox, output += out_c) {
+        const int32_t x0 = ox * stride_w - pad_left;
+        const int32_t inside = rows_inside && x0 >= 0 && x0 + span_w <= in_w;
+        if (chunks == IN_PLACE) {
+          const int8_t* src = inside ? image + y0 * row_bytes + x0 * in_c : scratch;
+          if (!inside) gather_border(p, image, y0, x0, scratch);
+          segments_times_weights(src, kernel_step - segment, inside ? k_h : 1,
+                                 inside ? segment >> 4 : depth >> 4, weights, out_c, bias,
+                                 multiplier, shift, offset, lo, hi, form, output);
+          continue;
         }
-        aot_mve_row_times_weights(scratch, depth, weights, p->out_c, bias, multiplier, shift,
-                                  p->output_offset, p->act_min, p->act_max, form, output);
-        output += p->out_c;
+        if (inside) {
+          const int8_t* src = image + y0 * row_bytes + x0 * in_c;
+          int8_t* dst = scratch;
+          for (int32_t ky = 0; ky < k_h; ++ky, src += kernel_step, dst += segment) {
+            copy_run(dst, src, segment, tail);
+          }
+        } else {
+          gather_border(p, image, y0, x0, scratch);
+        }
+        if (chunks) {
+          aot_mve_short_row_times_weights(scratch, depth, weights, out_c, bias, multiplier,
+                                          shift, offset, lo, hi, form, output, chunks);
+        } else {
+          aot_mve_row_times_weights(scratch, depth, weights, out_c, bias, multiplier, shift,
+                                    offset, lo, hi, form, output);
+        }
       }
     }
   }
 }
 
-#define AOT_CONV_IM2COL(name, right)                                                       \
+#define AOT_CONV_IM2COL(name, chunks, right)                                               \
   static void __attribute__((noinline))                                                    \
   name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
        const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
        int8_t* output, int8_t* scratch) {                                                  \
     im2col_pixels(p, input, weights, bias, multiplier, shift,                              \
-                  right ? AOT_MVE_RQ_RIGHT : form, output, scratch);                       \
+                  right ? AOT_MVE_RQ_RIGHT : form, output, scratch, chunks);               \
   }
-AOT_CONV_IM2COL(im2col, 0)
-AOT_CONV_IM2COL(im2col_right, 1)
+AOT_CONV_IM2COL(im2col_any, 0, 0)
+AOT_CONV_IM2COL(im2col_48, 3, 0)
+AOT_CONV_IM2COL(im2col_in_place, IN_PLACE, 0)
+AOT_CONV_IM2COL(im2col_any_right, 0, 1)
+AOT_CONV_IM2COL(im2col_48_right, 3, 1)
+AOT_CONV_IM2COL(im2col_in_place_right, IN_PLACE, 1)
 
 void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                        const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
@@ -155,8 +285,11 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                   : (right ? direct_any_right : direct_any))(p, input, weights, bias,
                                                              multiplier, shift, form, output);
   } else {
-    (right ? im2col_right : im2col)(p, input, weights, bias, multiplier, shift, form, output,
-                                    scratch);
+    const int32_t segment = p->k_w * in_c, depth = p->k_h * segment;
+    ((segment & 15) == 0          ? (right ? im2col_in_place_right : im2col_in_place)
+     : depth > 32 && depth <= 48 ? (right ? im2col_48_right : im2col_48)
+                                 : (right ? im2col_any_right : im2col_any))(
+        p, input, weights, bias, multiplier, shift, form, output, scratch);
   }
 }
 
