@@ -293,73 +293,161 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
   }
 }
 
+/* four channels' sums of one window held in one to three Q registers (`chunks`, a
+ * constant; v1 and v2 unused below it), the block's weights at w (chunk-major, as
+ * aot_mve_vectors_times_weights reads one block). In asm: every weight load is an offset
+ * from w (GCC hoisted the twelve addresses out of the pixel loop and spilled them). */
+/* offsets from w + 64: VLDRB's immediate reaches +-127 */
+#define AOT_CONV_TAP(acc, v, off)            \
+  "vldrb.8 %q[t], [%[w], #" #off "]\n\t" \
+  "vmladava.s8 %[" #acc "], %q[" #v "], %q[t]\n\t"
+#define AOT_CONV_TAP0(acc, v, off)           \
+  "vldrb.8 %q[t], [%[w], #" #off "]\n\t" \
+  "vmladav.s8 %[" #acc "], %q[" #v "], %q[t]\n\t"
+static inline __attribute__((always_inline)) void window_times_block(
+    int8x16_t v0, int8x16_t v1, int8x16_t v2, const int8_t* w, int32_t* a0, int32_t* a1,
+    int32_t* a2, int32_t* a3, const int chunks) {
+  int32_t s0, s1, s2, s3;
+  int8x16_t t;
+  if (chunks == 1) {
+    __asm__(AOT_CONV_TAP0(s0, v0, -64) AOT_CONV_TAP0(s1, v0, -48) AOT_CONV_TAP0(s2, v0, -32)
+                AOT_CONV_TAP0(s3, v0, -16)
+            : [s0] "=&Te"(s0), [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3), [t] "=&w"(t)
+            : [w] "r"(w + 64), [v0] "w"(v0)
+            : "memory");
+  } else if (chunks == 2) {
+    __asm__(AOT_CONV_TAP0(s0, v0, -64) AOT_CONV_TAP0(s1, v0, -48) AOT_CONV_TAP0(s2, v0, -32)
+                AOT_CONV_TAP0(s3, v0, -16) AOT_CONV_TAP(s0, v1, 0) AOT_CONV_TAP(s1, v1, 16)
+                    AOT_CONV_TAP(s2, v1, 32) AOT_CONV_TAP(s3, v1, 48)
+            : [s0] "=&Te"(s0), [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3), [t] "=&w"(t)
+            : [w] "r"(w + 64), [v0] "w"(v0), [v1] "w"(v1)
+            : "memory");
+  } else {
+    __asm__(AOT_CONV_TAP0(s0, v0, -64) AOT_CONV_TAP0(s1, v0, -48) AOT_CONV_TAP0(s2, v0, -32)
+                AOT_CONV_TAP0(s3, v0, -16) AOT_CONV_TAP(s0, v1, 0) AOT_CONV_TAP(s1, v1, 16)
+                    AOT_CONV_TAP(s2, v1, 32) AOT_CONV_TAP(s3, v1, 48)
+                        AOT_CONV_TAP(s0, v2, 64) AOT_CONV_TAP(s1, v2, 80)
+                            AOT_CONV_TAP(s2, v2, 96) AOT_CONV_TAP(s3, v2, 112)
+            : [s0] "=&Te"(s0), [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3), [t] "=&w"(t)
+            : [w] "r"(w + 64), [v0] "w"(v0), [v1] "w"(v1), [v2] "w"(v2)
+            : "memory");
+  }
+  (void)v1, (void)v2;
+  *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
+}
+#undef AOT_CONV_TAP
+#undef AOT_CONV_TAP0
+
 /* aot_k_conv_rows_s8_mve's pixels, `chunks` = k_h (1 to 3): kernel row k of a window is
- * one predicated load of k_w * in_c bytes, from the image when the window lies inside it,
- * else from scratch slot k (gathered, padded taps pad_value) */
+ * one predicated load of k_w * in_c bytes straight from the image; a border pixel's load
+ * takes only the lanes inside the image (the others read pad_value by VPSEL), so no pixel
+ * gathers into scratch. Per output row the blocks of four channels are the outer loop and
+ * the pixels the inner one: a pixel's block is then its three row loads, the VMLADAVs and
+ * the requantization, with the loop state of a row in registers (per pixel over all
+ * blocks it spilled and reloaded about 40 instructions' worth). `form` is a constant when
+ * it is AOT_MVE_RQ_RIGHT. */
 static inline __attribute__((always_inline)) void rows_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
     const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
-    int8_t* output, int8_t* scratch, const int chunks) {
+    int8_t* output, const int chunks) {
   /* locals: the output stores may alias *p */
   const int32_t in_c = p->in_c, in_h = p->in_h, in_w = p->in_w, k_w = p->k_w;
   const int32_t out_c = p->out_c, out_h = p->out_h, out_w = p->out_w, dil_h = p->dil_h;
   const int32_t stride_h = p->stride_h, stride_w = p->stride_w;
   const int32_t pad_top = p->pad_top, pad_left = p->pad_left, batches = p->batches;
-  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
-  const int8_t pad = (int8_t)p->pad_value;
+  const int32_t offset = p->output_offset;
+  const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max);
+  const int8x16_t pads = vdupq_n_s8((int8_t)p->pad_value);
   const int32_t segment = k_w * in_c, row_bytes = in_w * in_c;
+  const int32_t col_step = stride_w * in_c, kernel_step = dil_h * row_bytes;
   const mve_pred16_t lanes = vctp8q((uint32_t)segment);
+  /* the output columns whose window lies inside the image's columns: [ox_lo, ox_hi) */
+  const int32_t ox_lo = (pad_left + stride_w - 1) / stride_w;
+  int32_t ox_hi = in_w - k_w + pad_left < 0 ? 0 : (in_w - k_w + pad_left) / stride_w + 1;
+  if (ox_hi > out_w) ox_hi = out_w;
   for (int32_t n = 0; n < batches; ++n) {
     const int8_t* image = input + n * in_h * row_bytes;
-    for (int32_t oy = 0; oy < out_h; ++oy) {
+    for (int32_t oy = 0; oy < out_h; ++oy, output += out_w * out_c) {
       const int32_t y0 = oy * stride_h - pad_top;
+      /* per kernel row: all lanes when it lies inside the image, none (all pad) if not */
+      mve_pred16_t rows[3];
+      for (int32_t k = 0; k < chunks; ++k) {
+        const int32_t iy = y0 + k * dil_h;
+        rows[k] = iy >= 0 && iy < in_h ? 0xffff : 0;
+      }
       const int32_t rows_inside = y0 >= 0 && y0 + (chunks - 1) * dil_h < in_h;
-      for (int32_t ox = 0; ox < out_w; ++ox, output += out_c) {
-        const int32_t x0 = ox * stride_w - pad_left;
-        const int8_t* at[3];
-        if (rows_inside && x0 >= 0 && x0 + k_w <= in_w) {
-          for (int32_t k = 0; k < chunks; ++k) {
-            at[k] = image + (y0 + k * dil_h) * row_bytes + x0 * in_c;
-          }
-        } else {
-          for (int32_t k = 0; k < chunks; ++k) {
-            const int32_t iy = y0 + k * dil_h;
-            int8_t* slot = scratch + 16 * k;
-            if (iy >= 0 && iy < in_h) {
-              gather_row(slot, image + iy * row_bytes, x0, k_w, 1, in_w, in_c, pad);
-            } else {
-              fill(slot, segment, pad);
-            }
-            at[k] = slot;
-          }
+      /* [lo_x, hi_x): the pixels whose window lies inside the image */
+      const int32_t lo_x = rows_inside && ox_lo < ox_hi ? ox_lo : 0;
+      const int32_t hi_x = rows_inside && ox_lo < ox_hi ? ox_hi : 0;
+      /* the first window's first kernel row (it may point outside the image: the loads then
+       * read only lanes inside it) */
+      const int8_t* first = image + y0 * row_bytes - pad_left * in_c;
+      const int8_t* w = weights;
+      for (int32_t o = 0; o < out_c; o += 4, w += 64 * chunks) {
+        int32_t a0, a1, a2, a3;
+        /* the windows inside the image: three plain row loads each */
+        const int8_t* at = first + lo_x * col_step;
+        int8_t* out = output + o + lo_x * out_c;
+        for (int32_t ox = lo_x; ox < hi_x; ++ox, at += col_step, out += out_c) {
+          const int8x16_t v0 = vldrbq_z_s8(at, lanes);
+          const int8x16_t v1 = chunks > 1 ? vldrbq_z_s8(at + kernel_step, lanes) : v0;
+          const int8x16_t v2 = chunks > 2 ? vldrbq_z_s8(at + 2 * kernel_step, lanes) : v0;
+          window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
+          aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo,
+                              hi, form, out);
         }
-        const int8x16_t v0 = vldrbq_z_s8(at[0], lanes);
-        const int8x16_t v1 = chunks > 1 ? vldrbq_z_s8(at[1], lanes) : v0;
-        const int8x16_t v2 = chunks > 2 ? vldrbq_z_s8(at[2], lanes) : v0;
-        aot_mve_vectors_times_weights(v0, v1, v2, weights, out_c, bias, multiplier, shift,
-                                      offset, lo, hi, form, output, chunks);
+        /* the border pixels, [0, lo_x) and [hi_x, out_w): clipped rows */
+        for (int32_t ox = 0; ox < out_w; ++ox) {
+          if (ox == lo_x) ox = hi_x > lo_x ? hi_x : lo_x;
+          if (ox >= out_w) break;
+          const int32_t x0 = ox * stride_w - pad_left;
+          const int8_t* from = first + ox * col_step;
+          const mve_pred16_t cols = byte_lanes(-x0 * in_c, (in_w - x0) * in_c) & lanes;
+          const mve_pred16_t p0 = cols & rows[0];
+          const int8x16_t v0 = vpselq_s8(vldrbq_z_s8(from, p0), pads, p0);
+          int8x16_t v1 = v0, v2 = v0;
+          if (chunks > 1) {
+            const mve_pred16_t p1 = cols & rows[1];
+            v1 = vpselq_s8(vldrbq_z_s8(from + kernel_step, p1), pads, p1);
+          }
+          if (chunks > 2) {
+            const mve_pred16_t p2 = cols & rows[2];
+            v2 = vpselq_s8(vldrbq_z_s8(from + 2 * kernel_step, p2), pads, p2);
+          }
+          window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
+          aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo,
+                              hi, form, output + o + ox * out_c);
+        }
       }
     }
   }
 }
 
-#define AOT_CONV_ROWS(name, chunks)                                                        \
+#define AOT_CONV_ROWS(name, chunks, right)                                                 \
   static void __attribute__((noinline))                                                    \
   name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
        const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
-       int8_t* output, int8_t* scratch) {                                                  \
-    rows_pixels(p, input, weights, bias, multiplier, shift, form, output, scratch, chunks); \
+       int8_t* output) {                                                                   \
+    rows_pixels(p, input, weights, bias, multiplier, shift, right ? AOT_MVE_RQ_RIGHT : form, \
+                output, chunks);                                                           \
   }
-AOT_CONV_ROWS(rows_1, 1)
-AOT_CONV_ROWS(rows_2, 2)
-AOT_CONV_ROWS(rows_3, 3)
+AOT_CONV_ROWS(rows_1, 1, 0)
+AOT_CONV_ROWS(rows_2, 2, 0)
+AOT_CONV_ROWS(rows_3, 3, 0)
+AOT_CONV_ROWS(rows_1_right, 1, 1)
+AOT_CONV_ROWS(rows_2_right, 2, 1)
+AOT_CONV_ROWS(rows_3_right, 3, 1)
 
 void aot_k_conv_rows_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                             const int8_t* weights, const int32_t* bias,
                             const int32_t* multiplier, const int32_t* shift, int8_t* output,
                             int8_t* scratch) {
+  (void)scratch; /* border pixels load their rows clipped: no scratch */
   const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
-  (p->k_h == 1 ? rows_1 : p->k_h == 2 ? rows_2 : rows_3)(p, input, weights, bias, multiplier,
-                                                           shift, form, output, scratch);
+  const int32_t right = form == AOT_MVE_RQ_RIGHT;
+  (p->k_h == 1   ? (right ? rows_1_right : rows_1)
+   : p->k_h == 2 ? (right ? rows_2_right : rows_2)
+                 : (right ? rows_3_right : rows_3))(p, input, weights, bias, multiplier, shift,
+                                                    form, output);
 }
 #endif
