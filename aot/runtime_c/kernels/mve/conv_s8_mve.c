@@ -139,6 +139,17 @@ static void __attribute__((noinline)) gather_border(
   const int8x16_t pads = vdupq_n_s8(pad);
   const int32_t a = x0 < 0 ? -x0 * in_c : 0; /* the first byte inside the image */
   const int32_t b = (in_w - x0) * in_c;      /* the first byte past its right edge */
+  if (segment <= 16 && p->dil_w == 1) { /* each kernel row one clipped load */
+    const mve_pred16_t row = vctp8q((uint32_t)segment), cols = byte_lanes(a, b) & row;
+    const int32_t k_h = p->k_h, dil_h = p->dil_h;
+    const int8_t* src = image + y0 * row_bytes + x0 * in_c;
+    for (int32_t ky = 0, iy = y0; ky < k_h; ++ky, iy += dil_h, src += dil_h * row_bytes) {
+      const mve_pred16_t inside = iy >= 0 && iy < in_h ? cols : 0;
+      vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(src, inside), pads, inside), row);
+      dst += segment;
+    }
+    return;
+  }
   for (int32_t ky = 0; ky < p->k_h; ++ky, dst += segment) {
     const int32_t iy = y0 + ky * p->dil_h;
     if (iy < 0 || iy >= in_h) {
@@ -195,104 +206,6 @@ static inline __attribute__((always_inline)) void segments_times_weights(
   }
 }
 
-enum { IN_PLACE = -1 }; /* im2col_pixels' `chunks` when its windows are read in place */
-
-/* every output pixel of any other convolution: its receptive field gathered into the
- * scratch (im2col), then times the weights (`form` a constant when it is
- * AOT_MVE_RQ_RIGHT; `chunks` 1-3: the depth fits that many 16-byte chunks, the row is
- * multiplied from Q registers, 0: any depth, IN_PLACE: k_w * in_c is a multiple of 16).
- * A window inside the image (no column dilation) is k_h runs of k_w * in_c contiguous
- * bytes: read in place (IN_PLACE) or copied by vector loads and stores; only border pixels
- * clip and pad into the scratch. */
-static inline __attribute__((always_inline)) void im2col_pixels(
-    const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
-    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
-    int8_t* output, int8_t* scratch, const int chunks) {
-  /* locals: the output stores may alias *p */
-  const int32_t in_c = p->in_c, in_h = p->in_h, in_w = p->in_w, k_h = p->k_h, k_w = p->k_w;
-  const int32_t out_c = p->out_c, out_h = p->out_h, out_w = p->out_w, batches = p->batches;
-  const int32_t stride_h = p->stride_h, stride_w = p->stride_w, dil_h = p->dil_h;
-  const int32_t pad_top = p->pad_top, pad_left = p->pad_left;
-  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
-  const int32_t segment = k_w * in_c, depth = k_h * segment, row_bytes = in_w * in_c;
-  const int32_t span_h = (k_h - 1) * dil_h + 1;
-  /* columns whose window lies inside the image (none with column dilation) */
-  const int32_t span_w = p->dil_w == 1 ? k_w : in_w + 1;
-  const int32_t kernel_step = dil_h * row_bytes;
-  const mve_pred16_t tail = vctp8q((uint32_t)(segment & 15));
-  for (int32_t n = 0; n < batches; ++n) {
-    const int8_t* image = input + n * in_h * row_bytes;
-    for (int32_t oy = 0; oy < out_h; ++oy) {
-      const int32_t y0 = oy * stride_h - pad_top;
-      const int32_t rows_inside = y0 >= 0 && y0 + span_h <= in_h;
-      for (int32_t ox = 0; ox < out_w; ++ox, output += out_c) {
-        const int32_t x0 = ox * stride_w - pad_left;
-        const int32_t inside = rows_inside && x0 >= 0 && x0 + span_w <= in_w;
-        if (chunks == IN_PLACE) {
-          const int8_t* src = inside ? image + y0 * row_bytes + x0 * in_c : scratch;
-          if (!inside) gather_border(p, image, y0, x0, scratch);
-          segments_times_weights(src, kernel_step - segment, inside ? k_h : 1,
-                                 inside ? segment >> 4 : depth >> 4, weights, out_c, bias,
-                                 multiplier, shift, offset, lo, hi, form, output);
-          continue;
-        }
-        if (inside) {
-          const int8_t* src = image + y0 * row_bytes + x0 * in_c;
-          int8_t* dst = scratch;
-          for (int32_t ky = 0; ky < k_h; ++ky, src += kernel_step, dst += segment) {
-            copy_run(dst, src, segment, tail);
-          }
-        } else {
-          gather_border(p, image, y0, x0, scratch);
-        }
-        if (chunks) {
-          aot_mve_short_row_times_weights(scratch, depth, weights, out_c, bias, multiplier,
-                                          shift, offset, lo, hi, form, output, chunks);
-        } else {
-          aot_mve_row_times_weights(scratch, depth, weights, out_c, bias, multiplier, shift,
-                                    offset, lo, hi, form, output);
-        }
-      }
-    }
-  }
-}
-
-#define AOT_CONV_IM2COL(name, chunks, right)                                               \
-  static void __attribute__((noinline))                                                    \
-  name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
-       const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
-       int8_t* output, int8_t* scratch) {                                                  \
-    im2col_pixels(p, input, weights, bias, multiplier, shift,                              \
-                  right ? AOT_MVE_RQ_RIGHT : form, output, scratch, chunks);               \
-  }
-AOT_CONV_IM2COL(im2col_any, 0, 0)
-AOT_CONV_IM2COL(im2col_48, 3, 0)
-AOT_CONV_IM2COL(im2col_in_place, IN_PLACE, 0)
-AOT_CONV_IM2COL(im2col_any_right, 0, 1)
-AOT_CONV_IM2COL(im2col_48_right, 3, 1)
-AOT_CONV_IM2COL(im2col_in_place_right, IN_PLACE, 1)
-
-void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
-                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                       const int32_t* shift, int8_t* output, int8_t* scratch) {
-  const int32_t in_c = p->in_c;
-  const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0;
-  const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
-  const int32_t right = form == AOT_MVE_RQ_RIGHT;
-  if (direct) {
-    (in_c <= 16   ? (right ? direct_16_right : direct_16)
-     : in_c <= 32 ? (right ? direct_32_right : direct_32)
-                  : (right ? direct_any_right : direct_any))(p, input, weights, bias,
-                                                             multiplier, shift, form, output);
-  } else {
-    const int32_t segment = p->k_w * in_c, depth = p->k_h * segment;
-    ((segment & 15) == 0          ? (right ? im2col_in_place_right : im2col_in_place)
-     : depth > 32 && depth <= 48 ? (right ? im2col_48_right : im2col_48)
-                                 : (right ? im2col_any_right : im2col_any))(
-        p, input, weights, bias, multiplier, shift, form, output, scratch);
-  }
-}
-
 /* four channels' sums of one window held in one to three Q registers (`chunks`, a
  * constant; v1 and v2 unused below it), the block's weights at w (chunk-major, as
  * aot_mve_vectors_times_weights reads one block). In asm: every weight load is an offset
@@ -337,6 +250,123 @@ static inline __attribute__((always_inline)) void window_times_block(
 }
 #undef AOT_CONV_TAP
 #undef AOT_CONV_TAP0
+
+enum { IN_PLACE = -1 }; /* im2col_pixels' `chunks` when its windows are read in place */
+
+/* every output pixel of any other convolution: its receptive field gathered into the
+ * scratch (im2col), then times the weights (`form` a constant when it is
+ * AOT_MVE_RQ_RIGHT; `chunks` 1-3: the depth fits that many 16-byte chunks, the row is
+ * multiplied from Q registers, 0: any depth, IN_PLACE: k_w * in_c is a multiple of 16).
+ * A window inside the image (no column dilation) is k_h runs of k_w * in_c contiguous
+ * bytes: read in place (IN_PLACE) or copied by vector loads and stores; only border pixels
+ * clip and pad into the scratch. */
+static inline __attribute__((always_inline)) void im2col_pixels(
+    const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
+    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
+    int8_t* output, int8_t* scratch, const int chunks) {
+  /* locals: the output stores may alias *p */
+  const int32_t in_c = p->in_c, in_h = p->in_h, in_w = p->in_w, k_h = p->k_h, k_w = p->k_w;
+  const int32_t out_c = p->out_c, out_h = p->out_h, out_w = p->out_w, batches = p->batches;
+  const int32_t stride_h = p->stride_h, stride_w = p->stride_w, dil_h = p->dil_h;
+  const int32_t pad_top = p->pad_top, pad_left = p->pad_left;
+  const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t segment = k_w * in_c, depth = k_h * segment, row_bytes = in_w * in_c;
+  const int32_t span_h = (k_h - 1) * dil_h + 1;
+  /* columns whose window lies inside the image (none with column dilation) */
+  const int32_t span_w = p->dil_w == 1 ? k_w : in_w + 1;
+  const int32_t kernel_step = dil_h * row_bytes;
+  const mve_pred16_t tail = vctp8q((uint32_t)(segment & 15));
+  const int32x4_t lo_v = vdupq_n_s32(lo), hi_v = vdupq_n_s32(hi);
+  for (int32_t n = 0; n < batches; ++n) {
+    const int8_t* image = input + n * in_h * row_bytes;
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      const int32_t y0 = oy * stride_h - pad_top;
+      const int32_t rows_inside = y0 >= 0 && y0 + span_h <= in_h;
+      for (int32_t ox = 0; ox < out_w; ++ox, output += out_c) {
+        const int32_t x0 = ox * stride_w - pad_left;
+        const int32_t inside = rows_inside && x0 >= 0 && x0 + span_w <= in_w;
+        if (chunks == IN_PLACE) {
+          const int8_t* src = inside ? image + y0 * row_bytes + x0 * in_c : scratch;
+          if (!inside) gather_border(p, image, y0, x0, scratch);
+          segments_times_weights(src, kernel_step - segment, inside ? k_h : 1,
+                                 inside ? segment >> 4 : depth >> 4, weights, out_c, bias,
+                                 multiplier, shift, offset, lo, hi, form, output);
+          continue;
+        }
+        if (inside && segment == 4) { /* a word per kernel row (kws_ref_model's 10x4) */
+          const int8_t* src = image + y0 * row_bytes + x0 * in_c;
+          int8_t* dst = scratch;
+          for (int32_t ky = 0; ky < k_h; ++ky, src += kernel_step, dst += 4) {
+            uint32_t word;
+            __builtin_memcpy(&word, src, 4); /* LDR and STR: unaligned access is allowed */
+            __builtin_memcpy(dst, &word, 4);
+          }
+        } else if (inside) {
+          const int8_t* src = image + y0 * row_bytes + x0 * in_c;
+          int8_t* dst = scratch;
+          for (int32_t ky = 0; ky < k_h; ++ky, src += kernel_step, dst += segment) {
+            copy_run(dst, src, segment, tail);
+          }
+        } else {
+          gather_border(p, image, y0, x0, scratch);
+        }
+        if (chunks) { /* the row in registers for every block */
+          const int8x16_t v0 = vldrbq_z_s8(scratch, vctp8q((uint32_t)depth));
+          const int8x16_t v1 =
+              chunks > 1 ? vldrbq_z_s8(scratch + 16, vctp8q((uint32_t)(depth - 16))) : v0;
+          const int8x16_t v2 =
+              chunks > 2 ? vldrbq_z_s8(scratch + 32, vctp8q((uint32_t)(depth - 32))) : v0;
+          const int8_t* w = weights;
+          for (int32_t o = 0; o < out_c; o += 4, w += 64 * chunks) {
+            int32_t a0, a1, a2, a3;
+            window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
+            aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset,
+                                lo_v, hi_v, form, output + o);
+          }
+        } else {
+          aot_mve_row_times_weights(scratch, depth, weights, out_c, bias, multiplier, shift,
+                                    offset, lo, hi, form, output);
+        }
+      }
+    }
+  }
+}
+
+#define AOT_CONV_IM2COL(name, chunks, right)                                               \
+  static void __attribute__((noinline))                                                    \
+  name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
+       const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
+       int8_t* output, int8_t* scratch) {                                                  \
+    im2col_pixels(p, input, weights, bias, multiplier, shift,                              \
+                  right ? AOT_MVE_RQ_RIGHT : form, output, scratch, chunks);               \
+  }
+AOT_CONV_IM2COL(im2col_any, 0, 0)
+AOT_CONV_IM2COL(im2col_48, 3, 0)
+AOT_CONV_IM2COL(im2col_in_place, IN_PLACE, 0)
+AOT_CONV_IM2COL(im2col_any_right, 0, 1)
+AOT_CONV_IM2COL(im2col_48_right, 3, 1)
+AOT_CONV_IM2COL(im2col_in_place_right, IN_PLACE, 1)
+
+void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
+                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
+                       const int32_t* shift, int8_t* output, int8_t* scratch) {
+  const int32_t in_c = p->in_c;
+  const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0;
+  const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
+  const int32_t right = form == AOT_MVE_RQ_RIGHT;
+  if (direct) {
+    (in_c <= 16   ? (right ? direct_16_right : direct_16)
+     : in_c <= 32 ? (right ? direct_32_right : direct_32)
+                  : (right ? direct_any_right : direct_any))(p, input, weights, bias,
+                                                             multiplier, shift, form, output);
+  } else {
+    const int32_t segment = p->k_w * in_c, depth = p->k_h * segment;
+    ((segment & 15) == 0          ? (right ? im2col_in_place_right : im2col_in_place)
+     : depth > 32 && depth <= 48 ? (right ? im2col_48_right : im2col_48)
+                                 : (right ? im2col_any_right : im2col_any))(
+        p, input, weights, bias, multiplier, shift, form, output, scratch);
+  }
+}
 
 /* aot_k_conv_rows_s8_mve's pixels, `chunks` = k_h (1 to 3): kernel row k of a window is
  * one predicated load of k_w * in_c bytes straight from the image; a border pixel's load
