@@ -128,6 +128,25 @@ static void gather_clipped(int8_t* dst, const int8_t* src, int32_t n, int32_t a,
   }
 }
 
+/* gather_clipped for n a multiple of 16 (the in-place path's border pixels): chunks wholly
+ * inside or outside the image (every chunk when in_c is a multiple of 16) are a plain copy
+ * or the pad vector; only a chunk across an edge is clipped by predicate */
+static void gather_clipped_chunks(int8_t* dst, const int8_t* src, int32_t n, int32_t a,
+                                  int32_t b, int8x16_t pad) {
+  for (int32_t c = 0; c < n; c += 16) {
+    int8x16_t v;
+    if (c >= a && c + 16 <= b) {
+      v = vldrbq_s8(src + c);
+    } else if (c + 16 <= a || c >= b) {
+      v = pad;
+    } else {
+      const mve_pred16_t inside = byte_lanes(a - c, b - c);
+      v = vpselq_s8(vldrbq_z_s8(src + c, inside), pad, inside);
+    }
+    vstrbq_s8(dst + c, v);
+  }
+}
+
 /* a border pixel's receptive field (some tap outside the image, or column dilation) into
  * `dst`, padded taps `pad` */
 static void __attribute__((noinline)) gather_border(
@@ -154,6 +173,8 @@ static void __attribute__((noinline)) gather_border(
     const int32_t iy = y0 + ky * p->dil_h;
     if (iy < 0 || iy >= in_h) {
       fill(dst, segment, pad);
+    } else if (p->dil_w == 1 && (segment & 15) == 0) {
+      gather_clipped_chunks(dst, image + iy * row_bytes + x0 * in_c, segment, a, b, pads);
     } else if (p->dil_w == 1) {
       gather_clipped(dst, image + iy * row_bytes + x0 * in_c, segment, a, b, pads);
     } else {
