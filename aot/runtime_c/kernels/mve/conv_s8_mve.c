@@ -272,6 +272,76 @@ static inline __attribute__((always_inline)) void window_times_block(
 #undef AOT_CONV_TAP
 #undef AOT_CONV_TAP0
 
+/* segments_times_weights for two windows at once (two output pixels of a row, src0 and
+ * src1): each weight load serves both pixels' VMLADAVAs, 16 instructions per chunk for the
+ * two (20 one at a time). The eight accumulators take every even register (r14 too, so
+ * the chunk loop counts with SUBS/BNE, not LE); the loop bounds are read from memory. */
+static inline __attribute__((always_inline)) void segments_times_weights_x2(
+    const int8_t* src0, const int8_t* src1, int32_t skip, int32_t segments, int32_t chunks,
+    const int8_t* w, int32_t out_c, const int32_t* bias, const int32_t* multiplier,
+    const int32_t* shift, int32_t output_offset, int32_t act_min, int32_t act_max,
+    int32_t form, int8_t* out0, int8_t* out1) {
+  const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
+  const int32_t bounds[3] = {segments, chunks, skip}; /* read by the asm */
+  w -= 64; /* the first weight load of a chunk pre-increments */
+  for (int32_t o = 0; o < out_c; o += 4, out0 += 4, out1 += 4) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+    const int8_t* x0 = src0;
+    const int8_t* x1 = src1;
+    int32_t left, count;
+    __asm__ volatile(
+        "ldr %[left], [%[bounds]]\n"
+        "2:\n\t"
+        "ldr %[count], [%[bounds], #4]\n"
+        "1:\n\t"
+        "vldrb.8 q0, [%[x0]], #16\n\t"
+        "vldrb.8 q1, [%[x1]], #16\n\t"
+        "vldrb.8 q2, [%[w], #64]!\n\t"
+        "vmladava.s8 %[a0], q0, q2\n\t"
+        "vmladava.s8 %[b0], q1, q2\n\t"
+        "vldrb.8 q3, [%[w], #16]\n\t"
+        "vmladava.s8 %[a1], q0, q3\n\t"
+        "vmladava.s8 %[b1], q1, q3\n\t"
+        "vldrb.8 q2, [%[w], #32]\n\t"
+        "vmladava.s8 %[a2], q0, q2\n\t"
+        "vmladava.s8 %[b2], q1, q2\n\t"
+        "vldrb.8 q3, [%[w], #48]\n\t"
+        "vmladava.s8 %[a3], q0, q3\n\t"
+        "vmladava.s8 %[b3], q1, q3\n\t"
+        "subs %[count], %[count], #1\n\t"
+        "bne 1b\n\t"
+        "ldr %[count], [%[bounds], #8]\n\t"
+        "add %[x0], %[x0], %[count]\n\t"
+        "add %[x1], %[x1], %[count]\n\t"
+        "subs %[left], %[left], #1\n\t"
+        "bne 2b\n"
+        : [x0] "+r"(x0), [x1] "+r"(x1), [w] "+r"(w), [left] "=&r"(left),
+          [count] "=&r"(count), [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2),
+          [a3] "+Te"(a3), [b0] "+Te"(b0), [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3)
+        : [bounds] "r"(bounds)
+        : "q0", "q1", "q2", "q3", "memory", "cc");
+    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
+                        hi, form, out0);
+    aot_mve_store_block(b0, b1, b2, b3, bias, multiplier, shift, o, out_c, output_offset, lo,
+                        hi, form, out1);
+  }
+}
+
+/* segments_times_weights_x2 in functions of their own (inlined, GCC found no registers
+ * for the asm), one per form */
+#define AOT_CONV_PAIR(name, right)                                                           \
+  static void __attribute__((noinline))                                                      \
+  name(const int8_t* src0, const int8_t* src1, int32_t skip, int32_t segments,               \
+       int32_t chunks, const int8_t* w, int32_t out_c, const int32_t* bias,                  \
+       const int32_t* multiplier, const int32_t* shift, int32_t output_offset,               \
+       int32_t act_min, int32_t act_max, int32_t form, int8_t* out0, int8_t* out1) {         \
+    segments_times_weights_x2(src0, src1, skip, segments, chunks, w, out_c, bias, multiplier, \
+                              shift, output_offset, act_min, act_max,                        \
+                              right ? AOT_MVE_RQ_RIGHT : form, out0, out1);                  \
+  }
+AOT_CONV_PAIR(pair_times_weights, 0)
+AOT_CONV_PAIR(pair_times_weights_right, 1)
+
 enum { IN_PLACE = -1 }; /* im2col_pixels' `chunks` when its windows are read in place */
 
 /* every output pixel of any other convolution: its receptive field gathered into the
@@ -306,6 +376,15 @@ static inline __attribute__((always_inline)) void im2col_pixels(
       for (int32_t ox = 0; ox < out_w; ++ox, output += out_c) {
         const int32_t x0 = ox * stride_w - pad_left;
         const int32_t inside = rows_inside && x0 >= 0 && x0 + span_w <= in_w;
+        if (chunks == IN_PLACE && inside && ox + 1 < out_w && x0 + stride_w + span_w <= in_w) {
+          /* this window and the next both inside the image: one pass over the weights */
+          const int8_t* src = image + y0 * row_bytes + x0 * in_c;
+          (form == AOT_MVE_RQ_RIGHT ? pair_times_weights_right : pair_times_weights)(
+              src, src + stride_w * in_c, kernel_step - segment, k_h, segment >> 4, weights,
+              out_c, bias, multiplier, shift, offset, lo, hi, form, output, output + out_c);
+          ++ox, output += out_c;
+          continue;
+        }
         if (chunks == IN_PLACE) {
           const int8_t* src = inside ? image + y0 * row_bytes + x0 * in_c : scratch;
           if (!inside) gather_border(p, image, y0, x0, scratch);
