@@ -18,10 +18,11 @@ Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
   16-byte load of the input row serves 4 VMLADAVAs. The model's own weights are then
   unused and dropped (the padding costs at most 3 rows and 15 bytes per row).
 
-Only im2col convolutions need scratch: one receptive field (k_h * k_w * in_c bytes); a
+Only im2col convolutions need scratch: one receptive field (k_h * k_w * in_c bytes; two
+when its kernel rows are whole 16-byte chunks, read in place: a pair of border pixels'); a
 convolution over few input channels (k_h <= 3, k_w * in_c <= 16, no column dilation) has
 its weights' kernel rows padded to 16 bytes each instead and loads a window's rows straight
-from the image (``aot_k_conv_rows_s8_mve``; k_h * 16 bytes of scratch for border pixels).
+from the image (``aot_k_conv_rows_s8_mve``; border pixels load them clipped: no scratch).
 """
 
 from __future__ import annotations
@@ -94,7 +95,6 @@ def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
             params=fields,
             inputs=(0,),
             constants=_row_constants(info, padded.reshape(out_c, -1)),
-            scratch_bytes=k_h * 16,  # a border pixel's gathered kernel rows
             notes={"path": "kernel rows"},
         )
     return PreparedKernel(
@@ -103,7 +103,9 @@ def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
         params=fields,
         inputs=(0,),
         constants=_row_constants(info, weights.reshape(out_c, -1)),
-        scratch_bytes=0 if direct else k_h * k_w * in_c,
+        # im2col: one receptive field; read in place (kernel rows of whole 16-byte chunks):
+        # two, a pair of border pixels'
+        scratch_bytes=0 if direct else k_h * k_w * in_c * (2 if (k_w * in_c) % 16 == 0 else 1),
         notes={"path": "1x1 direct" if direct else "im2col"},
     )
 

@@ -350,7 +350,7 @@ enum { IN_PLACE = -1 }; /* im2col_pixels' `chunks` when its windows are read in 
  * multiplied from Q registers, 0: any depth, IN_PLACE: k_w * in_c is a multiple of 16).
  * A window inside the image (no column dilation) is k_h runs of k_w * in_c contiguous
  * bytes: read in place (IN_PLACE) or copied by vector loads and stores; only border pixels
- * clip and pad into the scratch. */
+ * clip and pad into the scratch (IN_PLACE: two receptive fields, a pair of border pixels'). */
 static inline __attribute__((always_inline)) void im2col_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
     const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
@@ -384,6 +384,20 @@ static inline __attribute__((always_inline)) void im2col_pixels(
               out_c, bias, multiplier, shift, offset, lo, hi, form, output, output + out_c);
           ++ox, output += out_c;
           continue;
+        }
+        if (chunks == IN_PLACE && !inside && ox + 1 < out_w) {
+          const int32_t x1 = x0 + stride_w;
+          if (!(rows_inside && x1 >= 0 && x1 + span_w <= in_w)) {
+            /* this border pixel and the next: both gathered (the scratch holds two
+             * receptive fields), one pass over the weights */
+            gather_border(p, image, y0, x0, scratch);
+            gather_border(p, image, y0, x1, scratch + depth);
+            (form == AOT_MVE_RQ_RIGHT ? pair_times_weights_right : pair_times_weights)(
+                scratch, scratch + depth, 0, 1, depth >> 4, weights, out_c, bias, multiplier,
+                shift, offset, lo, hi, form, output, output + out_c);
+            ++ox, output += out_c;
+            continue;
+          }
         }
         if (chunks == IN_PLACE) {
           const int8_t* src = inside ? image + y0 * row_bytes + x0 * in_c : scratch;
