@@ -485,11 +485,12 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
 /* aot_k_conv_rows_s8_mve's pixels, `chunks` = k_h (1 to 3): kernel row k of a window is
  * one predicated load of k_w * in_c bytes straight from the image; a border pixel's load
  * takes only the lanes inside the image (the others read pad_value by VPSEL), so no pixel
- * gathers into scratch. Per output row the blocks of four channels are the outer loop and
- * the pixels the inner one: a pixel's block is then its three row loads, the VMLADAVs and
- * the requantization, with the loop state of a row in registers (per pixel over all
- * blocks it spilled and reloaded about 40 instructions' worth). `form` is a constant when
- * it is AOT_MVE_RQ_RIGHT. */
+ * gathers into scratch. Per output row, for the pixels whose window lies inside the
+ * image, the blocks of four channels are the outer loop and the pixels the inner one: a
+ * pixel's block is then its three row loads, the VMLADAVs and the requantization, with
+ * the loop state of a row in registers (per pixel over all blocks it spilled and reloaded
+ * about 40 instructions' worth); a border pixel loads its clipped rows once for all
+ * blocks. `form` is a constant when it is AOT_MVE_RQ_RIGHT. */
 static inline __attribute__((always_inline)) void rows_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
     const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
@@ -527,7 +528,7 @@ static inline __attribute__((always_inline)) void rows_pixels(
        * read only lanes inside it) */
       const int8_t* first = image + y0 * row_bytes - pad_left * in_c;
       const int8_t* w = weights;
-      for (int32_t o = 0; o < out_c; o += 4, w += 64 * chunks) {
+      for (int32_t o = 0; o < out_c && lo_x < hi_x; o += 4, w += 64 * chunks) {
         int32_t a0, a1, a2, a3;
         /* the windows inside the image: three plain row loads each */
         const int8_t* at = first + lo_x * col_step;
@@ -540,25 +541,30 @@ static inline __attribute__((always_inline)) void rows_pixels(
           aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo,
                               hi, form, out);
         }
-        /* the border pixels, [0, lo_x) and [hi_x, out_w): clipped rows */
-        for (int32_t ox = 0; ox < out_w; ++ox) {
-          if (ox == lo_x) ox = hi_x > lo_x ? hi_x : lo_x;
-          if (ox >= out_w) break;
-          const int32_t x0 = ox * stride_w - pad_left;
-          const int8_t* from = first + ox * col_step;
-          const mve_pred16_t cols = byte_lanes(-x0 * in_c, (in_w - x0) * in_c) & lanes;
-          const mve_pred16_t p0 = cols & rows[0];
-          const int8x16_t v0 = vpselq_s8(vldrbq_z_s8(from, p0), pads, p0);
-          int8x16_t v1 = v0, v2 = v0;
-          if (chunks > 1) {
-            const mve_pred16_t p1 = cols & rows[1];
-            v1 = vpselq_s8(vldrbq_z_s8(from + kernel_step, p1), pads, p1);
-          }
-          if (chunks > 2) {
-            const mve_pred16_t p2 = cols & rows[2];
-            v2 = vpselq_s8(vldrbq_z_s8(from + 2 * kernel_step, p2), pads, p2);
-          }
-          window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
+      }
+      /* the border pixels, [0, lo_x) and [hi_x, out_w): clipped rows, loaded once for all
+       * blocks */
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        if (ox == lo_x) ox = hi_x > lo_x ? hi_x : lo_x;
+        if (ox >= out_w) break;
+        const int32_t x0 = ox * stride_w - pad_left;
+        const int8_t* from = first + ox * col_step;
+        const mve_pred16_t cols = byte_lanes(-x0 * in_c, (in_w - x0) * in_c) & lanes;
+        const mve_pred16_t p0 = cols & rows[0];
+        const int8x16_t v0 = vpselq_s8(vldrbq_z_s8(from, p0), pads, p0);
+        int8x16_t v1 = v0, v2 = v0;
+        if (chunks > 1) {
+          const mve_pred16_t p1 = cols & rows[1];
+          v1 = vpselq_s8(vldrbq_z_s8(from + kernel_step, p1), pads, p1);
+        }
+        if (chunks > 2) {
+          const mve_pred16_t p2 = cols & rows[2];
+          v2 = vpselq_s8(vldrbq_z_s8(from + 2 * kernel_step, p2), pads, p2);
+        }
+        const int8_t* wb = weights;
+        for (int32_t o = 0; o < out_c; o += 4, wb += 64 * chunks) {
+          int32_t a0, a1, a2, a3;
+          window_times_block(v0, v1, v2, wb, &a0, &a1, &a2, &a3, chunks);
           aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo,
                               hi, form, output + o + ox * out_c);
         }
