@@ -482,6 +482,32 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
   }
 }
 
+/* `n` windows of a row inside the image, from `at` on: per window its kernel rows loaded
+ * with predicate `rows` (0xffff: a plain 16-byte load), times the block of weights at w,
+ * requantized and stored (out, stepping out_c) */
+static inline __attribute__((always_inline)) void rows_run(
+    const int8_t* at, int32_t col_step, int32_t kernel_step, int32_t n, const int8_t* w,
+    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t o,
+    int32_t out_c, int32_t offset, int32x4_t lo, int32x4_t hi, int32_t form, int8_t* out,
+    const mve_pred16_t rows, const int chunks) {
+  for (int32_t i = 0; i < n; ++i, at += col_step, out += out_c) {
+    int8x16_t v0, v1, v2;
+    if (rows == 0xffff) {
+      v0 = vldrbq_s8(at);
+      v1 = chunks > 1 ? vldrbq_s8(at + kernel_step) : v0;
+      v2 = chunks > 2 ? vldrbq_s8(at + 2 * kernel_step) : v0;
+    } else {
+      v0 = vldrbq_z_s8(at, rows);
+      v1 = chunks > 1 ? vldrbq_z_s8(at + kernel_step, rows) : v0;
+      v2 = chunks > 2 ? vldrbq_z_s8(at + 2 * kernel_step, rows) : v0;
+    }
+    int32_t a0, a1, a2, a3;
+    window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
+    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo, hi,
+                        form, out);
+  }
+}
+
 /* aot_k_conv_rows_s8_mve's pixels, `chunks` = k_h (1 to 3): kernel row k of a window is
  * one predicated load of k_w * in_c bytes straight from the image; a border pixel's load
  * takes only the lanes inside the image (the others read pad_value by VPSEL), so no pixel
@@ -506,6 +532,7 @@ static inline __attribute__((always_inline)) void rows_pixels(
   const int32_t segment = k_w * in_c, row_bytes = in_w * in_c;
   const int32_t col_step = stride_w * in_c, kernel_step = dil_h * row_bytes;
   const mve_pred16_t lanes = vctp8q((uint32_t)segment);
+  const int8_t* input_end = input + batches * in_h * row_bytes;
   /* the output columns whose window lies inside the image's columns: [ox_lo, ox_hi) */
   const int32_t ox_lo = (pad_left + stride_w - 1) / stride_w;
   int32_t ox_hi = in_w - k_w + pad_left < 0 ? 0 : (in_w - k_w + pad_left) / stride_w + 1;
@@ -528,18 +555,20 @@ static inline __attribute__((always_inline)) void rows_pixels(
        * read only lanes inside it) */
       const int8_t* first = image + y0 * row_bytes - pad_left * in_c;
       const int8_t* w = weights;
+      /* the windows inside the image: a row load each, unpredicated (16 bytes: the lanes
+       * past k_w * in_c meet zero weights) when the row's last load ends inside the input */
+      const int32_t plain =
+          lo_x < hi_x &&
+          first + (hi_x - 1) * col_step + (chunks - 1) * kernel_step + 16 <= input_end;
       for (int32_t o = 0; o < out_c && lo_x < hi_x; o += 4, w += 64 * chunks) {
-        int32_t a0, a1, a2, a3;
-        /* the windows inside the image: three plain row loads each */
         const int8_t* at = first + lo_x * col_step;
         int8_t* out = output + o + lo_x * out_c;
-        for (int32_t ox = lo_x; ox < hi_x; ++ox, at += col_step, out += out_c) {
-          const int8x16_t v0 = vldrbq_z_s8(at, lanes);
-          const int8x16_t v1 = chunks > 1 ? vldrbq_z_s8(at + kernel_step, lanes) : v0;
-          const int8x16_t v2 = chunks > 2 ? vldrbq_z_s8(at + 2 * kernel_step, lanes) : v0;
-          window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
-          aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo,
-                              hi, form, out);
+        if (plain) {
+          rows_run(at, col_step, kernel_step, hi_x - lo_x, w, bias, multiplier, shift, o,
+                   out_c, offset, lo, hi, form, out, 0xffff, chunks);
+        } else {
+          rows_run(at, col_step, kernel_step, hi_x - lo_x, w, bias, multiplier, shift, o,
+                   out_c, offset, lo, hi, form, out, lanes, chunks);
         }
       }
       /* the border pixels, [0, lo_x) and [hi_x, out_w): clipped rows, loaded once for all
