@@ -122,10 +122,15 @@ def fc_model(rng: np.random.Generator, shape: dict) -> tuple[bytes, tuple]:
     in_scale = _scale(rng, 0.01, 0.2)
     in_zp = _zp(rng)
     x = b.add_input("x", (batches, depth), "int8", scale=in_scale, zero_point=in_zp)
+    small = shape.get("small", False)
     wt, bias, w_scale = _weights_and_bias(
-        b, rng, (out_c, depth), out_c, 0, shape["per_channel"], in_scale
+        b, rng, (out_c, depth), out_c, 0, shape["per_channel"], in_scale, small
     )
-    out_scale = _out_scale(rng, in_scale, w_scale, depth, in_zp)
+    out_scale = (  # small weights: multipliers about 1/6 to 2 (left shifts, zero exponents)
+        float(np.float32(in_scale * w_scale * _scale(rng, 0.6, 6.0)))
+        if small
+        else _out_scale(rng, in_scale, w_scale, depth, in_zp)
+    )
     y = b.add_tensor("y", (batches, out_c), "int8", scale=out_scale, zero_point=_out_zp(rng))
     b.add_operator(
         "FULLY_CONNECTED", inputs=[x, wt, bias if shape["bias"] else -1], outputs=[y],
@@ -315,6 +320,31 @@ def _rows_conv_shape(rng: np.random.Generator, i: int) -> dict:
     }  # fmt: skip
 
 
+def _block_conv_shape(rng: np.random.Generator, i: int) -> dict:
+    """1x1 convolutions in place over depths around the asm blocks' limits (rows of one to
+    four chunks held in registers, the chunk loop with and without a partial last chunk;
+    double rounding with a left shift takes the loop past 48), output channels below 4 and
+    not a multiple of 4, left shifts and zero exponents (small weights)."""
+    channels = [15, 16, 17, 31, 33, 47, 48, 49, 63, 64, 65, 80, 100, 128, 129, 2][i % 16]
+    return {
+        "h": 1 + int(rng.integers(0, 4)), "w": 1 + int(rng.integers(0, 5)),
+        "in_c": channels, "out_c": [1, 2, 3, 4, 5, 7, 8, 13, 16, 6, 9][i % 11],
+        "k_h": 1, "k_w": 1, "s": [(1, 1), (2, 2), (1, 1), (1, 2)][i % 4], "d": (1, 1),
+        "pad": "VALID", "per_channel": i % 5 != 2, "act": [0, 1, 0, 3, 2, 0, 0][i % 7],
+        "n": 2 if i % 9 == 4 else 1, "small": i % 3 == 1,
+    }  # fmt: skip
+
+
+def _block_fc_shape(rng: np.random.Generator, i: int) -> dict:
+    """FULLY_CONNECTED over depths around the same limits, left shifts (small weights)."""
+    return {
+        "depth": [15, 16, 17, 32, 48, 49, 63, 64, 65, 127, 128, 200][i % 12],
+        "out_c": [1, 2, 3, 4, 5, 7, 8, 9, 12][i % 9], "n": [1, 2, 1][i % 3],
+        "per_channel": i % 2 == 0, "bias": i % 7 != 3, "act": [0, 0, 1, 3, 2][i % 5],
+        "small": i % 3 == 1,
+    }  # fmt: skip
+
+
 def _fc_shape(rng: np.random.Generator, i: int) -> dict:
     return {
         "depth": [1, 7, 16, 17, 40, 63, 100, 250][i % 8], "out_c": int(rng.integers(1, 24)),
@@ -345,6 +375,7 @@ ADD_EXTRA = 48
 DWCONV_RUNS = 40
 IM2COL_EXTRA = 30
 ROWS_EXTRA = 16
+BLOCK_EXTRA = 32
 
 
 def _cases() -> list[KernelCase]:
@@ -385,6 +416,17 @@ def _cases() -> list[KernelCase]:
         cases.append(_litert_case(f"conv{300 + i}", model, data))
         if i % 5 == 1:
             cases.append(_other_rounding_case(f"conv{300 + i}-single", model, "single", data))
+    for i in range(BLOCK_EXTRA):  # the asm blocks' rows, both rounding modes
+        model, in_shape = conv_model(rng, False, _block_conv_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"conv{400 + i}", model, data))
+        if i % 2 == 1:
+            cases.append(_other_rounding_case(f"conv{400 + i}-single", model, "single", data))
+        model, in_shape = fc_model(rng, _block_fc_shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"fc{200 + i}", model, data))
+        if i % 2 == 0:
+            cases.append(_other_rounding_case(f"fc{200 + i}-double", model, "double", data))
     for i in range(DWCONV_EXTRA):  # the depthwise kernel's paths, both rounding modes
         model, in_shape = conv_model(rng, True, _dwconv_shape(rng, i))
         data = rng.integers(-128, 128, in_shape, dtype=np.int8)

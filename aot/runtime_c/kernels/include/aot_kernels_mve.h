@@ -1,6 +1,7 @@
 /* Helium helpers shared by the MVE kernels (aot/runtime_c/kernels/mve/): TFLite's
  * requantization on four int32 lanes and the int8 dot products of one input row with many
- * weight rows. Included only by those kernels (it needs arm_mve.h). */
+ * weight rows (in C, and in inline asm: aot_mve_row_blocks). Included only by those
+ * kernels (it needs arm_mve.h). */
 #ifndef AOT_KERNELS_MVE_H
 #define AOT_KERNELS_MVE_H
 
@@ -69,16 +70,24 @@ static inline void aot_mve_store4(int8_t* out, int32x4_t x, int32_t output_offse
 }
 
 /* The requantization every output channel of a call shares (aot_mve_requant_form): the
- * model's rounding mode, or double rounding with every shift a right shift, which takes
- * aot_mve_requant_right's short form. */
-enum { AOT_MVE_RQ_DOUBLE = 0, AOT_MVE_RQ_SINGLE = 1, AOT_MVE_RQ_RIGHT = 2 };
+ * model's rounding mode, each in a short form when every shift is a right shift (the
+ * usual case: multipliers below one). Double rounding's short form is
+ * aot_mve_requant_right; single rounding's is VQDMULH then VRSHL by the shift: for a
+ * shift s <= -1, (x * m + 2^(30 - s)) >> (31 - s) is VRSHL(floor(x * m / 2^31), s)
+ * exactly (the bits VQDMULH drops lie below the rounding bit), and VQDMULH cannot
+ * saturate with m >= 0. */
+enum {
+  AOT_MVE_RQ_DOUBLE = 0,
+  AOT_MVE_RQ_SINGLE = 1,
+  AOT_MVE_RQ_RIGHT = 2,
+  AOT_MVE_RQ_SINGLE_RIGHT = 3
+};
 
 static inline int32_t aot_mve_requant_form(int32_t rounding, const int32_t* shift, int32_t n) {
-  if (rounding) return AOT_MVE_RQ_SINGLE;
   for (int32_t i = 0; i < n; ++i) {
-    if (shift[i] >= 0) return AOT_MVE_RQ_DOUBLE;
+    if (shift[i] >= 0) return rounding ? AOT_MVE_RQ_SINGLE : AOT_MVE_RQ_DOUBLE;
   }
-  return AOT_MVE_RQ_RIGHT;
+  return rounding ? AOT_MVE_RQ_SINGLE_RIGHT : AOT_MVE_RQ_RIGHT;
 }
 
 /* Four channels' sums (channels o .. o + 3) with their bias, requantized, clamped and
@@ -111,8 +120,10 @@ static inline __attribute__((always_inline)) void aot_mve_store_block(
  * to a multiple of 16 with zero weights, as are bias, multiplier and shift. One pointer
  * walks the block, each 16-byte load of the row serves four VMLADAVAs; only the row's
  * last partial chunk is loaded predicated (the zero weights cancel the rest anyway).
- * `form`: aot_mve_requant_form's, of the call (a branch per block of four channels). */
-static inline __attribute__((always_inline)) void aot_mve_row_times_weights(
+ * `form`: aot_mve_requant_form's, of the call (a branch per block of four channels).
+ * The C form of aot_mve_row_times_weights, which takes it for single rounding with a
+ * left shift or a zero exponent (per lane, through the stack). */
+static inline __attribute__((always_inline)) void aot_mve_row_times_weights_c(
     const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* bias,
     const int32_t* multiplier, const int32_t* shift, int32_t output_offset, int32_t act_min,
     int32_t act_max, int32_t form, int8_t* out) {
@@ -186,6 +197,266 @@ static inline __attribute__((always_inline)) void aot_mve_short_row_times_weight
   const int8x16_t v2 = chunks > 2 ? vldrbq_z_s8(row + 32, vctp8q((uint32_t)(depth - 32))) : v0;
   aot_mve_vectors_times_weights(v0, v1, v2, w, out_c, bias, multiplier, shift, output_offset,
                                 act_min, act_max, form, out, chunks);
+}
+
+
+/* aot_mve_row_times_weights_c out of line: the forms no asm block takes (rare) cost a call
+ * per row, not their loop's code at every caller */
+static __attribute__((noinline, unused)) void aot_mve_row_times_weights_slow(
+    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* bias,
+    const int32_t* multiplier, const int32_t* shift, int32_t output_offset, int32_t act_min,
+    int32_t act_max, int32_t form, int8_t* out) {
+  aot_mve_row_times_weights_c(row, depth, w, out_c, bias, multiplier, shift, output_offset,
+                              act_min, act_max, form, out);
+}
+
+/* -- The dot-product core in inline asm ------------------------------------------------
+ * GCC 12 spilled the loop state of the C loops above and built each block's vector from
+ * the four sums with a VDUP and three lane inserts; these blocks are written out. Per
+ * block of four channels: the weight loads and VMLADAV(A)s (sums in r0, r2, r4, r6:
+ * VMLADAV needs even registers), two VMOVs of two sums each into q4, the bias, the
+ * requantization, the output offset, the clamp (q6, q7) and one VSTRB.32. The row lives
+ * in q0-q3 when it has at most four 16-byte chunks (its last chunk loaded predicated,
+ * the lanes past the depth zero); a longer row is read by a chunk loop (VLDRB with
+ * pre-index writeback, LE), its partial last chunk kept in q1.
+ * Registers: the row in r1, the output in r3, the args in r5 (register variables); the
+ * four arrays' pointers in r8-r11 and r12 (the offset, or the chunk loop's count) are
+ * saved and restored by the asm itself, so GCC keeps its loop state in them (with all
+ * of them clobbered it found no registers for the operands). */
+
+/* What every pixel of a call shares, read by the asm (the byte offsets in the asm). */
+struct aot_mve_block_args {
+  int32_t hi[4];     /* 0: act_max */
+  int32_t lo[4];     /* 16: act_min */
+  int32_t offset[4]; /* 32: the output offset */
+  int32_t last;      /* 48: bytes in the row's last chunk, 1..16 */
+  int32_t out_c;     /* 52 */
+  int32_t blocks;    /* 56: whole blocks of four channels */
+  int32_t tail;      /* 60: channels past them, 0..3 */
+  int32_t loops;     /* 64: the row's whole chunks less one (the chunk loop's count) */
+  const int8_t* w;   /* 68: blocked weights, bias, multiplier, shift (r8-r11) */
+  const int32_t* bias;
+  const int32_t* multiplier;
+  const int32_t* shift;
+};
+
+static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const int8_t* w,
+                                           const int32_t* bias, const int32_t* multiplier,
+                                           const int32_t* shift, int32_t depth,
+                                           int32_t out_c, int32_t output_offset,
+                                           int32_t act_min, int32_t act_max) {
+  vstrwq_s32(k->hi, vdupq_n_s32(act_max));
+  vstrwq_s32(k->lo, vdupq_n_s32(act_min));
+  vstrwq_s32(k->offset, vdupq_n_s32(output_offset));
+  k->last = ((depth - 1) & 15) + 1;
+  k->out_c = out_c;
+  k->blocks = out_c >> 2;
+  k->tail = out_c & 3;
+  k->loops = (depth >> 4) - 1;
+  k->w = w;
+  k->bias = bias;
+  k->multiplier = multiplier;
+  k->shift = shift;
+}
+
+/* four channels' 16 bytes of one chunk (in q) into the four sums */
+#define AOT_MVE_DOT4(op, q)                         \
+  "vldrb.8 q4, [r8], #16\n\t" op " r0, " q ", q4\n\t" \
+  "vldrb.8 q4, [r8], #16\n\t" op " r2, " q ", q4\n\t" \
+  "vldrb.8 q4, [r8], #16\n\t" op " r4, " q ", q4\n\t" \
+  "vldrb.8 q4, [r8], #16\n\t" op " r6, " q ", q4\n\t"
+#define AOT_MVE_DOTS1 AOT_MVE_DOT4("vmladav.s8", "q0")
+#define AOT_MVE_DOTS2 AOT_MVE_DOTS1 AOT_MVE_DOT4("vmladava.s8", "q1")
+#define AOT_MVE_DOTS3 AOT_MVE_DOTS2 AOT_MVE_DOT4("vmladava.s8", "q2")
+#define AOT_MVE_DOTS4 AOT_MVE_DOTS3 AOT_MVE_DOT4("vmladava.s8", "q3")
+
+/* the row's chunks into q0.., the last one predicated (P0: vctp.8 of its bytes) */
+#define AOT_MVE_LOAD1 "vpst\n\tvldrbt.8 q0, [r1]\n\t"
+#define AOT_MVE_LOAD2 "vldrb.8 q0, [r1]\n\tvpst\n\tvldrbt.8 q1, [r1, #16]\n\t"
+#define AOT_MVE_LOAD3                                   \
+  "vldrb.8 q0, [r1]\n\tvldrb.8 q1, [r1, #16]\n\t" \
+  "vpst\n\tvldrbt.8 q2, [r1, #32]\n\t"
+#define AOT_MVE_LOAD4                                                   \
+  "vldrb.8 q0, [r1]\n\tvldrb.8 q1, [r1, #16]\n\tvldrb.8 q2, [r1, #32]\n\t" \
+  "vpst\n\tvldrbt.8 q3, [r1, #48]\n\t"
+
+/* the four sums into q4's lanes 0-3 (GAS's "vmov q4[2], q4[0], r0, r4" puts r0 in lane 0
+ * and r4 in lane 2), plus the bias */
+#define AOT_MVE_SUMS               \
+  "vmov q4[2], q4[0], r0, r4\n\t"  \
+  "vmov q4[3], q4[1], r2, r6\n\t"  \
+  "vldrw.u32 q5, [r9], #16\n\t"    \
+  "vadd.i32 q4, q4, q5\n\t"
+
+/* aot_mve_requant_right (t unused) */
+#define AOT_MVE_RQ_RIGHT_ASM(t)     \
+  "vldrw.u32 q5, [r10], #16\n\t"    \
+  "vqrdmulh.s32 q4, q4, q5\n\t"     \
+  "vshr.s32 q5, q4, #31\n\t"        \
+  "vadd.i32 q4, q4, q5\n\t"         \
+  "vldrw.u32 q5, [r11], #16\n\t"    \
+  "vrshl.s32 q4, q4, q5\n\t"
+/* single rounding, every shift <= -1 (aot_mve_requant_form; t unused) */
+#define AOT_MVE_RQ_SINGLE_RIGHT_ASM(t) \
+  "vldrw.u32 q5, [r10], #16\n\t"       \
+  "vqdmulh.s32 q4, q4, q5\n\t"         \
+  "vldrw.u32 q5, [r11], #16\n\t"       \
+  "vrshl.s32 q4, q4, q5\n\t"
+/* aot_mve_requant's double rounding, t a free Q register: left = shift & ~(shift >> 31),
+ * right = shift - left, the fixup -1 where x and right are both negative */
+#define AOT_MVE_RQ_DOUBLE_ASM(t)        \
+  "vldrw.u32 q5, [r11], #16\n\t"        \
+  "vshr.s32 " t ", q5, #31\n\t"         \
+  "vbic " t ", q5, " t "\n\t"           \
+  "vsub.i32 q5, q5, " t "\n\t"          \
+  "vshl.s32 q4, q4, " t "\n\t"          \
+  "vldrw.u32 " t ", [r10], #16\n\t"     \
+  "vqrdmulh.s32 q4, q4, " t "\n\t"      \
+  "vand " t ", q4, q5\n\t"              \
+  "vshr.s32 " t ", " t ", #31\n\t"      \
+  "vadd.i32 q4, q4, " t "\n\t"          \
+  "vrshl.s32 q4, q4, q5\n\t"
+
+/* output offset (in r12 or a Q register) and clamp */
+#define AOT_MVE_FINISH(offset) \
+  "vqadd.s32 q4, q4, " offset "\n\tvmin.s32 q4, q4, q6\n\tvmax.s32 q4, q4, q7\n\t"
+
+#define AOT_MVE_ASM(body)                                                                 \
+  do {                                                                                    \
+    register const int8_t* x_ __asm__("r1") = row;                                        \
+    register int8_t* out_ __asm__("r3") = out;                                            \
+    register const struct aot_mve_block_args* k_ __asm__("r5") = k;                      \
+    __asm__ volatile("push {r8, r9, r10, r11, r12}\n\t"                                   \
+                     "ldrd r8, r9, [r5, #68]\n\t"                                         \
+                     "ldrd r10, r11, [r5, #76]\n\t"                                       \
+                     "vldrw.u32 q6, [r5]\n\t"                                             \
+                     "vldrw.u32 q7, [r5, #16]\n\t" body "pop {r8, r9, r10, r11, r12}\n"   \
+                     : "+r"(x_), "+r"(out_), "+r"(k_)                                     \
+                     :                                                                    \
+                     : "r0", "r2", "r4", "r6", "lr", "q0", "q1", "q2", "q3", "q4", "q5",  \
+                       "q6", "q7", "memory", "cc");                                       \
+  } while (0)
+
+/* every block of four channels of a row held in q0..q(chunks-1) */
+#define AOT_MVE_RESIDENT(LOADS, DOTS, RQ)                              \
+  AOT_MVE_ASM("ldr r12, [r5, #32]\n\t"                                 \
+              "ldr r0, [r5, #48]\n\t"                                  \
+              "vctp.8 r0\n\t" LOADS                                    \
+              "ldr r0, [r5, #56]\n\t"                                  \
+              "wls lr, r0, 2f\n"                                       \
+              "1:\n\t" DOTS AOT_MVE_SUMS RQ AOT_MVE_FINISH("r12")      \
+              "vstrb.32 q4, [r3], #4\n\t"                              \
+              "le lr, 1b\n"                                            \
+              "2:\n\t"                                                 \
+              "ldr r0, [r5, #60]\n\t"                                  \
+              "cmp r0, #0\n\t"                                         \
+              "beq 3f\n\t" DOTS AOT_MVE_SUMS RQ AOT_MVE_FINISH("r12")  \
+              "ldr r0, [r5, #60]\n\t"                                  \
+              "vctp.32 r0\n\t"                                         \
+              "vpst\n\t"                                               \
+              "vstrbt.32 q4, [r3]\n"                                   \
+              "3:\n\t")
+
+/* one block's sums by the chunk loop (r12: its count), `rest`: the partial last chunk in q1 */
+#define AOT_MVE_LOOP_DOTS(rest)                                 \
+  "vldrb.8 q0, [r1]\n\t" AOT_MVE_DOT4("vmladav.s8", "q0")       \
+  "wls lr, r12, 4f\n"                                           \
+  "3:\n\t"                                                      \
+  "vldrb.8 q0, [r1, #16]!\n\t" AOT_MVE_DOT4("vmladava.s8", "q0") \
+  "le lr, 3b\n"                                                 \
+  "4:\n\t"                                                      \
+  "sub.w r1, r1, r12, lsl #4\n\t" rest
+#define AOT_MVE_REST_LOAD        \
+  "ldr r0, [r5, #48]\n\t"        \
+  "vctp.8 r0\n\t"                \
+  "add.w r2, r1, r12, lsl #4\n\t" \
+  "vpst\n\t"                     \
+  "vldrbt.8 q1, [r2, #16]\n\t"
+
+/* every block of four channels of a longer row (r5 then counts the channels down) */
+#define AOT_MVE_LOOP(REST_LOAD, REST, RQ)                                   \
+  AOT_MVE_ASM("vldrw.u32 q3, [r5, #32]\n\t"                                 \
+              "ldr r12, [r5, #64]\n\t" REST_LOAD                            \
+              "ldr r5, [r5, #52]\n\t"                                       \
+              "subs r5, r5, #4\n\t"                                         \
+              "blt 5f\n"                                                    \
+              "1:\n\t" AOT_MVE_LOOP_DOTS(REST) AOT_MVE_SUMS RQ AOT_MVE_FINISH("q3") \
+              "vstrb.32 q4, [r3], #4\n\t"                                   \
+              "subs r5, r5, #4\n\t"                                         \
+              "bge 1b\n"                                                    \
+              "5:\n\t"                                                      \
+              "adds r5, r5, #4\n\t"                                         \
+              "beq 6f\n\t" AOT_MVE_LOOP_DOTS(REST) AOT_MVE_SUMS RQ AOT_MVE_FINISH("q3") \
+              "vctp.32 r5\n\t"                                              \
+              "vpst\n\t"                                                    \
+              "vstrbt.32 q4, [r3]\n"                                        \
+              "6:\n\t")
+
+#define AOT_MVE_ROW_ASM(RQ, chunks)                                                  \
+  do {                                                                               \
+    if (chunks == 1) {                                                               \
+      AOT_MVE_RESIDENT(AOT_MVE_LOAD1, AOT_MVE_DOTS1, RQ("q3"));                      \
+    } else if (chunks == 2) {                                                        \
+      AOT_MVE_RESIDENT(AOT_MVE_LOAD2, AOT_MVE_DOTS2, RQ("q3"));                      \
+    } else if (chunks == 3) {                                                        \
+      AOT_MVE_RESIDENT(AOT_MVE_LOAD3, AOT_MVE_DOTS3, RQ("q3"));                      \
+    } else if (chunks == 4) {                                                        \
+      AOT_MVE_RESIDENT(AOT_MVE_LOAD4, AOT_MVE_DOTS4, RQ("q2"));                      \
+    } else if (k->last == 16) {                                                      \
+      AOT_MVE_LOOP("", "", RQ("q2"));                                                \
+    } else {                                                                         \
+      AOT_MVE_LOOP(AOT_MVE_REST_LOAD, AOT_MVE_DOT4("vmladava.s8", "q1"), RQ("q2")); \
+    }                                                                                \
+  } while (0)
+
+/* out[o] = requant(bias[o] + sum row[..] * w[o][..]) for every o < k->out_c, weights
+ * blocked as aot_mve_row_times_weights_c's. `chunks` (a constant at each call): 1-4, the
+ * row's 16-byte chunks, held in Q registers; 0, a chunk loop (any depth of at least 16).
+ * `form`: RIGHT, SINGLE_RIGHT or DOUBLE (DOUBLE needs a free Q register: chunks 4 runs
+ * the chunk loop). */
+static inline __attribute__((always_inline)) void aot_mve_row_blocks(
+    const int8_t* row, const struct aot_mve_block_args* k, int8_t* out, const int32_t form,
+    const int chunks) {
+  if (form == AOT_MVE_RQ_RIGHT) {
+    AOT_MVE_ROW_ASM(AOT_MVE_RQ_RIGHT_ASM, chunks);
+  } else if (form == AOT_MVE_RQ_SINGLE_RIGHT) {
+    AOT_MVE_ROW_ASM(AOT_MVE_RQ_SINGLE_RIGHT_ASM, chunks);
+  } else if (chunks == 4) {
+    AOT_MVE_ROW_ASM(AOT_MVE_RQ_DOUBLE_ASM, 0);
+  } else {
+    AOT_MVE_ROW_ASM(AOT_MVE_RQ_DOUBLE_ASM, chunks);
+  }
+}
+
+/* out[o] = requant(bias[o] + sum_k row[k] * w[o][k]) for o < out_c (weights, bias,
+ * multiplier and shift as aot_mve_row_times_weights_c's), for any row: rows of at most 64
+ * bytes are held in registers, longer ones run the chunk loop; single rounding with a
+ * left shift or a zero exponent takes the C loop. */
+static inline __attribute__((always_inline)) void aot_mve_row_times_weights(
+    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* bias,
+    const int32_t* multiplier, const int32_t* shift, int32_t output_offset, int32_t act_min,
+    int32_t act_max, int32_t form, int8_t* out) {
+  /* a form known only at run time (a caller's loop compiled for every form but the right
+   * shifts) gets double rounding's blocks and the C loop for the rest */
+  if (__builtin_constant_p(form) ? form == AOT_MVE_RQ_SINGLE : form != AOT_MVE_RQ_DOUBLE) {
+    aot_mve_row_times_weights_slow(row, depth, w, out_c, bias, multiplier, shift,
+                                   output_offset, act_min, act_max, form, out);
+    return;
+  }
+  struct aot_mve_block_args k;
+  aot_mve_block_args_init(&k, w, bias, multiplier, shift, depth, out_c, output_offset, act_min,
+                          act_max);
+  if (depth <= 16) {
+    aot_mve_row_blocks(row, &k, out, form, 1);
+  } else if (depth <= 32) {
+    aot_mve_row_blocks(row, &k, out, form, 2);
+  } else if (depth <= 48) {
+    aot_mve_row_blocks(row, &k, out, form, 3);
+  } else if (depth <= 64) {
+    aot_mve_row_blocks(row, &k, out, form, 4);
+  } else {
+    aot_mve_row_blocks(row, &k, out, form, 0);
+  }
 }
 
 #endif

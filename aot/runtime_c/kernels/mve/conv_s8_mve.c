@@ -57,47 +57,53 @@ static int8_t* gather_row(int8_t* dst, const int8_t* row, int32_t x0, int32_t k_
 }
 
 /* every output pixel of a 1x1 convolution without padding, each reading its input pixel in
- * place (no copy, no scratch); `chunks` 1-2: in_c <= 16 * chunks, the row in registers
- * (aot_mve_short_row_times_weights), 0: any in_c */
+ * place (no copy, no scratch); `chunks` 1-4: in_c <= 16 * chunks, the pixel held in Q
+ * registers, 0: the chunk loop (aot_mve_row_blocks); `right`: the call's form is
+ * AOT_MVE_RQ_RIGHT (a constant), else double rounding runs the same loops and single
+ * rounding (only in aot's other rounding mode) the C loop */
 static inline __attribute__((always_inline)) void direct_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
     const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
-    int8_t* output, const int chunks) {
+    int8_t* output, const int chunks, const int right) {
   /* locals: the output stores may alias *p */
   const int32_t in_c = p->in_c, out_c = p->out_c, out_h = p->out_h, out_w = p->out_w;
   const int32_t batches = p->batches, image = p->in_h * p->in_w * in_c;
   const int32_t col_step = p->stride_w * in_c, row_step = p->stride_h * p->in_w * in_c;
   const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+  struct aot_mve_block_args k;
+  aot_mve_block_args_init(&k, weights, bias, multiplier, shift, in_c, out_c, offset, lo, hi);
   for (int32_t n = 0; n < batches; ++n) {
     for (int32_t oy = 0; oy < out_h; ++oy) {
       const int8_t* row = input + n * image + oy * row_step;
       for (int32_t ox = 0; ox < out_w; ++ox, row += col_step, output += out_c) {
-        if (chunks) {
-          aot_mve_short_row_times_weights(row, in_c, weights, out_c, bias, multiplier, shift,
-                                          offset, lo, hi, form, output, chunks);
+        if (right) {
+          aot_mve_row_blocks(row, &k, output, AOT_MVE_RQ_RIGHT, chunks);
+        } else if (form == AOT_MVE_RQ_DOUBLE) {
+          aot_mve_row_blocks(row, &k, output, AOT_MVE_RQ_DOUBLE, chunks);
         } else {
-          aot_mve_row_times_weights(row, in_c, weights, out_c, bias, multiplier, shift, offset,
-                                    lo, hi, form, output);
+          aot_mve_row_times_weights_slow(row, in_c, weights, out_c, bias, multiplier, shift,
+                                         offset, lo, hi, form, output);
         }
       }
     }
   }
 }
 
-/* `right`: the call's form is AOT_MVE_RQ_RIGHT, a constant (no test per block) */
 #define AOT_CONV_DIRECT(name, chunks, right)                                               \
   static void __attribute__((noinline))                                                    \
   name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
        const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
        int8_t* output) {                                                                   \
-    direct_pixels(p, input, weights, bias, multiplier, shift,                              \
-                  right ? AOT_MVE_RQ_RIGHT : form, output, chunks);                        \
+    direct_pixels(p, input, weights, bias, multiplier, shift, form, output, chunks, right); \
   }
 AOT_CONV_DIRECT(direct_16, 1, 0)
 AOT_CONV_DIRECT(direct_32, 2, 0)
+AOT_CONV_DIRECT(direct_48, 3, 0)
 AOT_CONV_DIRECT(direct_any, 0, 0)
 AOT_CONV_DIRECT(direct_16_right, 1, 1)
 AOT_CONV_DIRECT(direct_32_right, 2, 1)
+AOT_CONV_DIRECT(direct_48_right, 3, 1)
+AOT_CONV_DIRECT(direct_64_right, 4, 1)
 AOT_CONV_DIRECT(direct_any_right, 0, 1)
 
 /* the byte lanes [a, b) of a 16-byte chunk as a predicate (a, b any: clamped to 0..16) */
@@ -468,9 +474,11 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
   const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0;
   const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
   const int32_t right = form == AOT_MVE_RQ_RIGHT;
-  if (direct) {
+  if (direct) { /* double rounding over 49-64 channels lacks a free Q register: the loop */
     (in_c <= 16   ? (right ? direct_16_right : direct_16)
      : in_c <= 32 ? (right ? direct_32_right : direct_32)
+     : in_c <= 48 ? (right ? direct_48_right : direct_48)
+     : in_c <= 64 ? (right ? direct_64_right : direct_any)
                   : (right ? direct_any_right : direct_any))(p, input, weights, bias,
                                                              multiplier, shift, form, output);
   } else {

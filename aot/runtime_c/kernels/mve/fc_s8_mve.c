@@ -5,8 +5,9 @@
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include "aot_kernels_mve.h"
 
-/* every batch row, `form` a constant at each call (aot_mve_row_times_weights inlined with
- * it: no test of the form per block of four channels) */
+/* every batch row, `form` a constant at each call for the right-shift forms (the asm blocks
+ * of aot_mve_row_blocks, rows of up to 64 bytes in registers); a form known only at run
+ * time gets double rounding's blocks, or the C loop */
 static inline __attribute__((always_inline)) void rows(const struct aot_k_fc_params* p,
                                                        const int8_t* input,
                                                        const int8_t* weights,
@@ -27,12 +28,12 @@ void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
                      const int32_t* shift, int8_t* output, int8_t* scratch) {
   (void)scratch;
   const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
-  if (form == AOT_MVE_RQ_SINGLE) { /* LiteRT's FULLY_CONNECTED */
-    rows(p, input, weights, bias, multiplier, shift, output, AOT_MVE_RQ_SINGLE);
+  if (form == AOT_MVE_RQ_SINGLE_RIGHT) { /* LiteRT's FULLY_CONNECTED */
+    rows(p, input, weights, bias, multiplier, shift, output, AOT_MVE_RQ_SINGLE_RIGHT);
   } else if (form == AOT_MVE_RQ_RIGHT) {
     rows(p, input, weights, bias, multiplier, shift, output, AOT_MVE_RQ_RIGHT);
   } else {
-    rows(p, input, weights, bias, multiplier, shift, output, AOT_MVE_RQ_DOUBLE);
+    rows(p, input, weights, bias, multiplier, shift, output, form);
   }
 }
 #endif
