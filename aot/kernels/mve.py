@@ -42,13 +42,9 @@ def _conv_fields(info: OperatorInfo, input_offset: int) -> dict:
     return fields
 
 
-def _bias(bias: np.ndarray) -> BackendConstant:
-    return BackendConstant("mve_bias", np.ascontiguousarray(bias, np.int32), 4)
-
-
-def _pad4(values: np.ndarray) -> np.ndarray:
-    """A per-channel array padded with zeros to a multiple of 4 channels."""
-    padded = np.zeros(-(-len(values) // 4) * 4, values.dtype)
+def _pad4(values: np.ndarray, pad: int = 0) -> np.ndarray:
+    """A per-channel array padded with `pad` to a multiple of 4 channels."""
+    padded = np.full(-(-len(values) // 4) * 4, pad, values.dtype)
     padded[: len(values)] = values
     return padded
 
@@ -65,14 +61,20 @@ def _blocked_rows(rows: np.ndarray) -> BackendConstant:
 
 
 def _row_constants(info: OperatorInfo, rows: np.ndarray) -> tuple[BackendConstant, ...]:
-    """Blocked weights, folded bias and requantization of a row-times-weights kernel."""
+    """Blocked weights and, per block of four channels, one record of int32 [folded
+    bias][4], [multiplier][4], [shift][4] (AOT_MVE_REC_* in aot_kernels_mve.h: one pointer
+    walks a row-times-weights kernel's requantization)."""
     out_c = rows.shape[0]
     multiplier, shift = quant.requant(info, out_c)
     bias = quant.folded_bias(info, rows.astype(np.int64).sum(axis=1))
+    # padded channels shift right (-1), so aot_mve_requant_form reads whole blocks
+    fields = [
+        _pad4(np.asarray(v, np.int64), pad) for v, pad in ((bias, 0), (multiplier, 0), (shift, -1))
+    ]
+    records = np.stack([f.reshape(-1, 4) for f in fields], axis=1)  # [blocks][3][4]
     return (
         _blocked_rows(rows),
-        _bias(_pad4(bias)),
-        *quant.requant_constants("mve", _pad4(multiplier), _pad4(shift)),
+        BackendConstant("mve_records", np.ascontiguousarray(records, np.int32).reshape(-1), 16),
     )
 
 

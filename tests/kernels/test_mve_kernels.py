@@ -322,10 +322,11 @@ def _rows_conv_shape(rng: np.random.Generator, i: int) -> dict:
 
 def _block_conv_shape(rng: np.random.Generator, i: int) -> dict:
     """1x1 convolutions in place over depths around the asm blocks' limits (rows of one to
-    four chunks held in registers, the chunk loop with and without a partial last chunk;
-    double rounding with a left shift takes the loop past 48), output channels below 4 and
-    not a multiple of 4, left shifts and zero exponents (small weights)."""
-    channels = [15, 16, 17, 31, 33, 47, 48, 49, 63, 64, 65, 80, 100, 128, 129, 2][i % 16]
+    four chunks held in registers, two pixels per pass at 16/32/48/64 channels, odd pixel
+    counts and strides, the chunk loop with and without a partial last chunk; double
+    rounding with a left shift takes the loop past 48), output channels below 4 and not a
+    multiple of 4, left shifts and zero exponents (small weights)."""
+    channels = [15, 16, 17, 31, 33, 47, 48, 49, 63, 64, 65, 80, 100, 128, 129, 32][i % 16]
     return {
         "h": 1 + int(rng.integers(0, 4)), "w": 1 + int(rng.integers(0, 5)),
         "in_c": channels, "out_c": [1, 2, 3, 4, 5, 7, 8, 13, 16, 6, 9][i % 11],

@@ -109,26 +109,26 @@ void aot_k_dwconv_lanes_s8_scalar(const struct aot_k_conv_params* p, const int8_
                                   int8_t* output, int8_t* scratch);
 
 /* -- mve: Helium / MVE (Cortex-M55) ----------------------------------------------------- */
-/* bias: int32 with the input zero point folded in. conv and fc take the model's OHWI /
- * [out_c][depth] weights (input_offset 0; conv's padded taps read pad_value); dwconv its
- * blocked re-layout widened to int16 and per 8-channel block a record of folded bias,
- * edge bias (the unfolded one its border pixels use with input_offset), multiplier and
- * shift (aot/kernels/mve.py, docs/kernels.md "Helium"). */
+/* conv and fc take the OHWI / [out_c][depth] weights blocked per four output channels and
+ * per block a record of int32 [bias][4] (the input zero point folded in), [multiplier][4],
+ * [shift][4] (input_offset 0; conv's padded taps read pad_value); dwconv its blocked
+ * re-layout widened to int16 and per 8-channel block a record of folded bias, edge bias
+ * (the unfolded one its border pixels use with input_offset), multiplier and shift
+ * (aot/kernels/mve.py, docs/kernels.md "Helium"). */
 void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
-                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                       const int32_t* shift, int8_t* output, int8_t* scratch);
+                       const int8_t* weights, const int32_t* records, int8_t* output,
+                       int8_t* scratch);
 /* conv_rows: k_h <= 3, k_w * in_c <= 16, dil_w 1; conv's weights with each kernel row
  * zero-padded to 16 bytes (aot/kernels/mve.py); scratch: k_h * 16 bytes. */
 void aot_k_conv_rows_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
-                            const int8_t* weights, const int32_t* bias,
-                            const int32_t* multiplier, const int32_t* shift, int8_t* output,
+                            const int8_t* weights, const int32_t* records, int8_t* output,
                             int8_t* scratch);
 void aot_k_dwconv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                          const int16_t* weights, const int32_t* records, int8_t* output,
                          int8_t* scratch);
 void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
-                     const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                     const int32_t* shift, int8_t* output, int8_t* scratch);
+                     const int8_t* weights, const int32_t* records, int8_t* output,
+                     int8_t* scratch);
 
 /* add: TFLite's AddFunc on inputs of one shape (size elements); the shifts are TFLite's
  * (<= 0 for the inputs' and output's rescaling), offsets are minus the zero points. */

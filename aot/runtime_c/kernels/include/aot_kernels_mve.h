@@ -76,6 +76,10 @@ static inline void aot_mve_store4(int8_t* out, int32x4_t x, int32_t output_offse
  * shift s <= -1, (x * m + 2^(30 - s)) >> (31 - s) is VRSHL(floor(x * m / 2^31), s)
  * exactly (the bits VQDMULH drops lie below the rounding bit), and VQDMULH cannot
  * saturate with m >= 0. */
+/* Per block of four output channels one record of int32 [bias][4], [multiplier][4],
+ * [shift][4] (aot/kernels/mve.py _row_constants): one pointer walks them. */
+enum { AOT_MVE_REC_BIAS = 0, AOT_MVE_REC_MULT = 4, AOT_MVE_REC_SHIFT = 8, AOT_MVE_REC = 12 };
+
 enum {
   AOT_MVE_RQ_DOUBLE = 0,
   AOT_MVE_RQ_SINGLE = 1,
@@ -83,9 +87,13 @@ enum {
   AOT_MVE_RQ_SINGLE_RIGHT = 3
 };
 
-static inline int32_t aot_mve_requant_form(int32_t rounding, const int32_t* shift, int32_t n) {
-  for (int32_t i = 0; i < n; ++i) {
-    if (shift[i] >= 0) return rounding ? AOT_MVE_RQ_SINGLE : AOT_MVE_RQ_DOUBLE;
+static inline int32_t aot_mve_requant_form(int32_t rounding, const int32_t* records,
+                                           int32_t n) {
+  /* per block: the padded channels' shifts are -1 */
+  for (int32_t o = 0; o < n; o += 4, records += AOT_MVE_REC) {
+    if (vmaxvq_s32(INT32_MIN, vldrwq_s32(records + AOT_MVE_REC_SHIFT)) >= 0) {
+      return rounding ? AOT_MVE_RQ_SINGLE : AOT_MVE_RQ_DOUBLE;
+    }
   }
   return rounding ? AOT_MVE_RQ_SINGLE_RIGHT : AOT_MVE_RQ_RIGHT;
 }
@@ -93,18 +101,21 @@ static inline int32_t aot_mve_requant_form(int32_t rounding, const int32_t* shif
 /* Four channels' sums (channels o .. o + 3) with their bias, requantized, clamped and
  * stored; predicated past out_c. */
 static inline __attribute__((always_inline)) void aot_mve_store_block(
-    int32_t a0, int32_t a1, int32_t a2, int32_t a3, const int32_t* bias,
-    const int32_t* multiplier, const int32_t* shift, int32_t o, int32_t out_c,
-    int32_t output_offset, int32x4_t lo, int32x4_t hi, int32_t form, int8_t* out) {
+    int32_t a0, int32_t a1, int32_t a2, int32_t a3, const int32_t* records, int32_t o,
+    int32_t out_c, int32_t output_offset, int32x4_t lo, int32x4_t hi, int32_t form,
+    int8_t* out) {
+  const int32_t* record = records + 3 * o; /* o: a multiple of 4 */
   int32x4_t acc = vdupq_n_s32(a0);
   acc = vsetq_lane_s32(a1, acc, 1);
   acc = vsetq_lane_s32(a2, acc, 2);
   acc = vsetq_lane_s32(a3, acc, 3);
-  acc = vaddq_s32(acc, vldrwq_s32(bias + o));
+  acc = vaddq_s32(acc, vldrwq_s32(record + AOT_MVE_REC_BIAS));
+  const int32x4_t multiplier = vldrwq_s32(record + AOT_MVE_REC_MULT);
+  const int32x4_t shift = vldrwq_s32(record + AOT_MVE_REC_SHIFT);
   if (form == AOT_MVE_RQ_RIGHT) {
-    acc = aot_mve_requant_right(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o));
+    acc = aot_mve_requant_right(acc, multiplier, shift);
   } else {
-    acc = aot_mve_requant(acc, vldrwq_s32(multiplier + o), vldrwq_s32(shift + o), form);
+    acc = aot_mve_requant(acc, multiplier, shift, form);
   }
   acc = vmaxq_s32(vminq_s32(vqaddq_n_s32(acc, output_offset), hi), lo);
   if (out_c - o >= 4) { /* a whole block: no predicate to make */
@@ -124,9 +135,8 @@ static inline __attribute__((always_inline)) void aot_mve_store_block(
  * The C form of aot_mve_row_times_weights, which takes it for single rounding with a
  * left shift or a zero exponent (per lane, through the stack). */
 static inline __attribute__((always_inline)) void aot_mve_row_times_weights_c(
-    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* bias,
-    const int32_t* multiplier, const int32_t* shift, int32_t output_offset, int32_t act_min,
-    int32_t act_max, int32_t form, int8_t* out) {
+    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* records,
+    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t form, int8_t* out) {
   const int32_t full = depth >> 4;
   const int32_t rest = depth & 15;
   const mve_pred16_t tail = vctp8q((uint32_t)rest);
@@ -149,8 +159,7 @@ static inline __attribute__((always_inline)) void aot_mve_row_times_weights_c(
       a3 = vmladavaq_s8(a3, v, vldrbq_s8(w + 48));
       w += 64;
     }
-    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
-                        hi, form, out);
+    aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, output_offset, lo, hi, form, out);
   }
 }
 
@@ -160,7 +169,7 @@ static inline __attribute__((always_inline)) void aot_mve_row_times_weights_c(
  * requantization (no chunk loop, no reload of the row). */
 static inline __attribute__((always_inline)) void aot_mve_vectors_times_weights(
     int8x16_t v0, int8x16_t v1, int8x16_t v2, const int8_t* w, int32_t out_c,
-    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t output_offset,
+    const int32_t* records, int32_t output_offset,
     int32_t act_min, int32_t act_max, int32_t form, int8_t* out, const int chunks) {
   const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
   for (int32_t o = 0; o < out_c; o += 4, out += 4, w += 64 * chunks) {
@@ -180,34 +189,17 @@ static inline __attribute__((always_inline)) void aot_mve_vectors_times_weights(
       a2 = vmladavaq_s8(a2, v2, vldrbq_s8(w + 160));
       a3 = vmladavaq_s8(a3, v2, vldrbq_s8(w + 176));
     }
-    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
-                        hi, form, out);
+    aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, output_offset, lo, hi, form, out);
   }
 }
-
-/* aot_mve_row_times_weights for a row of at most 16 * `chunks` bytes (chunks 1 to 3, a
- * constant at each call: convolutions over few input channels): the row's chunks are
- * loaded once, predicated, and kept in Q registers for every block of four channels. */
-static inline __attribute__((always_inline)) void aot_mve_short_row_times_weights(
-    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* bias,
-    const int32_t* multiplier, const int32_t* shift, int32_t output_offset, int32_t act_min,
-    int32_t act_max, int32_t form, int8_t* out, const int chunks) {
-  const int8x16_t v0 = vldrbq_z_s8(row, vctp8q((uint32_t)depth));
-  const int8x16_t v1 = chunks > 1 ? vldrbq_z_s8(row + 16, vctp8q((uint32_t)(depth - 16))) : v0;
-  const int8x16_t v2 = chunks > 2 ? vldrbq_z_s8(row + 32, vctp8q((uint32_t)(depth - 32))) : v0;
-  aot_mve_vectors_times_weights(v0, v1, v2, w, out_c, bias, multiplier, shift, output_offset,
-                                act_min, act_max, form, out, chunks);
-}
-
 
 /* aot_mve_row_times_weights_c out of line: the forms no asm block takes (rare) cost a call
  * per row, not their loop's code at every caller */
 static __attribute__((noinline, unused)) void aot_mve_row_times_weights_slow(
-    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* bias,
-    const int32_t* multiplier, const int32_t* shift, int32_t output_offset, int32_t act_min,
-    int32_t act_max, int32_t form, int8_t* out) {
-  aot_mve_row_times_weights_c(row, depth, w, out_c, bias, multiplier, shift, output_offset,
-                              act_min, act_max, form, out);
+    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* records,
+    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t form, int8_t* out) {
+  aot_mve_row_times_weights_c(row, depth, w, out_c, records, output_offset, act_min, act_max,
+                              form, out);
 }
 
 /* -- The dot-product core in inline asm ------------------------------------------------
@@ -220,9 +212,10 @@ static __attribute__((noinline, unused)) void aot_mve_row_times_weights_slow(
  * the lanes past the depth zero); a longer row is read by a chunk loop (VLDRB with
  * pre-index writeback, LE), its partial last chunk kept in q1.
  * Registers: the row in r1, the output in r3, the args in r5 (register variables); the
- * four arrays' pointers in r8-r11 and r12 (the offset, or the chunk loop's count) are
- * saved and restored by the asm itself, so GCC keeps its loop state in them (with all
- * of them clobbered it found no registers for the operands). */
+ * weights' and records' pointers in r8, r9 and r12 (the offset, or the chunk loop's
+ * count) are saved and restored by the asm itself, so GCC keeps its loop state in them
+ * (with all of them clobbered it found no registers for the operands). A block's
+ * record: bias by `vldrw.u32 q5, [r9, #48]!`, multiplier [r9, #16], shift [r9, #32]. */
 
 /* What every pixel of a call shares, read by the asm (the byte offsets in the asm). */
 struct aot_mve_block_args {
@@ -234,15 +227,14 @@ struct aot_mve_block_args {
   int32_t blocks;    /* 56: whole blocks of four channels */
   int32_t tail;      /* 60: channels past them, 0..3 */
   int32_t loops;     /* 64: the row's whole chunks less one (the chunk loop's count) */
-  const int8_t* w;   /* 68: blocked weights, bias, multiplier, shift (r8-r11) */
-  const int32_t* bias;
-  const int32_t* multiplier;
-  const int32_t* shift;
+  const int8_t* w;   /* 68: the blocked weights (r8) */
+  uintptr_t records; /* 72: the records' address less one record (r9, pre-indexed) */
+  uintptr_t records_end; /* 76: r9 after the whole blocks (aot_mve_block_args_pairs) */
+  int32_t col_step;      /* 80: the pair's second pixel, bytes after the first */
 };
 
 static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const int8_t* w,
-                                           const int32_t* bias, const int32_t* multiplier,
-                                           const int32_t* shift, int32_t depth,
+                                           const int32_t* records, int32_t depth,
                                            int32_t out_c, int32_t output_offset,
                                            int32_t act_min, int32_t act_max) {
   vstrwq_s32(k->hi, vdupq_n_s32(act_max));
@@ -254,9 +246,13 @@ static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const i
   k->tail = out_c & 3;
   k->loops = (depth >> 4) - 1;
   k->w = w;
-  k->bias = bias;
-  k->multiplier = multiplier;
-  k->shift = shift;
+  k->records = (uintptr_t)records - 4 * AOT_MVE_REC;
+}
+
+/* the fields only aot_mve_pair_blocks reads */
+static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_t col_step) {
+  k->records_end = k->records + 4 * AOT_MVE_REC * (uint32_t)k->blocks;
+  k->col_step = col_step;
 }
 
 /* four channels' 16 bytes of one chunk (in q) into the four sums */
@@ -285,32 +281,32 @@ static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const i
 #define AOT_MVE_SUMS               \
   "vmov q4[2], q4[0], r0, r4\n\t"  \
   "vmov q4[3], q4[1], r2, r6\n\t"  \
-  "vldrw.u32 q5, [r9], #16\n\t"    \
+  "vldrw.u32 q5, [r9, #48]!\n\t"    \
   "vadd.i32 q4, q4, q5\n\t"
 
 /* aot_mve_requant_right (t unused) */
 #define AOT_MVE_RQ_RIGHT_ASM(t)     \
-  "vldrw.u32 q5, [r10], #16\n\t"    \
+  "vldrw.u32 q5, [r9, #16]\n\t"    \
   "vqrdmulh.s32 q4, q4, q5\n\t"     \
   "vshr.s32 q5, q4, #31\n\t"        \
   "vadd.i32 q4, q4, q5\n\t"         \
-  "vldrw.u32 q5, [r11], #16\n\t"    \
+  "vldrw.u32 q5, [r9, #32]\n\t"    \
   "vrshl.s32 q4, q4, q5\n\t"
 /* single rounding, every shift <= -1 (aot_mve_requant_form; t unused) */
 #define AOT_MVE_RQ_SINGLE_RIGHT_ASM(t) \
-  "vldrw.u32 q5, [r10], #16\n\t"       \
+  "vldrw.u32 q5, [r9, #16]\n\t"       \
   "vqdmulh.s32 q4, q4, q5\n\t"         \
-  "vldrw.u32 q5, [r11], #16\n\t"       \
+  "vldrw.u32 q5, [r9, #32]\n\t"       \
   "vrshl.s32 q4, q4, q5\n\t"
 /* aot_mve_requant's double rounding, t a free Q register: left = shift & ~(shift >> 31),
  * right = shift - left, the fixup -1 where x and right are both negative */
 #define AOT_MVE_RQ_DOUBLE_ASM(t)        \
-  "vldrw.u32 q5, [r11], #16\n\t"        \
+  "vldrw.u32 q5, [r9, #32]\n\t"        \
   "vshr.s32 " t ", q5, #31\n\t"         \
   "vbic " t ", q5, " t "\n\t"           \
   "vsub.i32 q5, q5, " t "\n\t"          \
   "vshl.s32 q4, q4, " t "\n\t"          \
-  "vldrw.u32 " t ", [r10], #16\n\t"     \
+  "vldrw.u32 " t ", [r9, #16]\n\t"     \
   "vqrdmulh.s32 q4, q4, " t "\n\t"      \
   "vand " t ", q4, q5\n\t"              \
   "vshr.s32 " t ", " t ", #31\n\t"      \
@@ -326,11 +322,10 @@ static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const i
     register const int8_t* x_ __asm__("r1") = row;                                        \
     register int8_t* out_ __asm__("r3") = out;                                            \
     register const struct aot_mve_block_args* k_ __asm__("r5") = k;                      \
-    __asm__ volatile("push {r8, r9, r10, r11, r12}\n\t"                                   \
+    __asm__ volatile("push {r8, r9, r12}\n\t"                                   \
                      "ldrd r8, r9, [r5, #68]\n\t"                                         \
-                     "ldrd r10, r11, [r5, #76]\n\t"                                       \
                      "vldrw.u32 q6, [r5]\n\t"                                             \
-                     "vldrw.u32 q7, [r5, #16]\n\t" body "pop {r8, r9, r10, r11, r12}\n"   \
+                     "vldrw.u32 q7, [r5, #16]\n\t" body "pop {r8, r9, r12}\n"   \
                      : "+r"(x_), "+r"(out_), "+r"(k_)                                     \
                      :                                                                    \
                      : "r0", "r2", "r4", "r6", "lr", "q0", "q1", "q2", "q3", "q4", "q5",  \
@@ -409,6 +404,114 @@ static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const i
     }                                                                                \
   } while (0)
 
+/* -- Two pixels per pass over the weights -----------------------------------------------
+ * A 1x1 convolution's rows of exactly 16 * chunks bytes (chunks 1-4), right-shift double
+ * rounding: each weight load serves both pixels' VMLADAVs. Their eight sums take every
+ * even register (r0-r6 pixel A, r8, r10, r12, lr pixel B), so the block loop has no LE:
+ * it ends when the record pointer (r9) reaches the last whole block's, kept on the stack
+ * with the tail count and the offset vector. Registers: A's row r1, B's r7 (= r1 + the
+ * column step), A's output r3, B's r5 (= r3 + out_c), weights r11. Per block of four
+ * channels of two pixels: 2 row and 4 weight loads and 8 VMLADAVs per chunk, 29 for the
+ * sums' moves, both requantizations, stores and the loop test (94 for two single
+ * pixels' blocks over 64 bytes, 85 here). */
+#define AOT_MVE_PAIR_DOT4(op)                                                   \
+  "vldrb.8 q2, [r11], #16\n\t" op " r0, q0, q2\n\t" op " r8, q1, q2\n\t"    \
+  "vldrb.8 q2, [r11], #16\n\t" op " r2, q0, q2\n\t" op " r10, q1, q2\n\t"   \
+  "vldrb.8 q2, [r11], #16\n\t" op " r4, q0, q2\n\t" op " r12, q1, q2\n\t"   \
+  "vldrb.8 q2, [r11], #16\n\t" op " r6, q0, q2\n\t" op " lr, q1, q2\n\t"
+#define AOT_MVE_PAIR_CHUNK(off, op) \
+  "vldrb.8 q0, [r1, #" off "]\n\tvldrb.8 q1, [r7, #" off "]\n\t" AOT_MVE_PAIR_DOT4(op)
+#define AOT_MVE_PAIR_DOTS1 AOT_MVE_PAIR_CHUNK("0", "vmladav.s8")
+#define AOT_MVE_PAIR_DOTS2 AOT_MVE_PAIR_DOTS1 AOT_MVE_PAIR_CHUNK("16", "vmladava.s8")
+#define AOT_MVE_PAIR_DOTS3 AOT_MVE_PAIR_DOTS2 AOT_MVE_PAIR_CHUNK("32", "vmladava.s8")
+#define AOT_MVE_PAIR_DOTS4 AOT_MVE_PAIR_DOTS3 AOT_MVE_PAIR_CHUNK("48", "vmladava.s8")
+
+/* both pixels' sums into q3 and q4, requantized (aot_mve_requant_right), offset, clamped */
+#define AOT_MVE_PAIR_REQUANT            \
+  "vmov q3[2], q3[0], r0, r4\n\t"       \
+  "vmov q3[3], q3[1], r2, r6\n\t"       \
+  "vmov q4[2], q4[0], r8, r12\n\t"      \
+  "vmov q4[3], q4[1], r10, lr\n\t"      \
+  "vldrw.u32 q5, [r9, #48]!\n\t"        \
+  "vadd.i32 q3, q3, q5\n\t"             \
+  "vadd.i32 q4, q4, q5\n\t"             \
+  "vldrw.u32 q5, [r9, #16]\n\t"         \
+  "vqrdmulh.s32 q3, q3, q5\n\t"         \
+  "vqrdmulh.s32 q4, q4, q5\n\t"         \
+  "vshr.s32 q0, q3, #31\n\t"            \
+  "vadd.i32 q3, q3, q0\n\t"             \
+  "vshr.s32 q1, q4, #31\n\t"            \
+  "vadd.i32 q4, q4, q1\n\t"             \
+  "vldrw.u32 q5, [r9, #32]\n\t"         \
+  "vrshl.s32 q3, q3, q5\n\t"            \
+  "vrshl.s32 q4, q4, q5\n\t"            \
+  "vldrw.u32 q5, [sp, #8]\n\t"          \
+  "vqadd.s32 q3, q3, q5\n\t"            \
+  "vqadd.s32 q4, q4, q5\n\t"            \
+  "vmin.s32 q3, q3, q6\n\t"             \
+  "vmin.s32 q4, q4, q6\n\t"             \
+  "vmax.s32 q3, q3, q7\n\t"             \
+  "vmax.s32 q4, q4, q7\n\t"
+
+#define AOT_MVE_PAIR_ASM(DOTS)                                                          \
+  do {                                                                                  \
+    register const int8_t* x_ __asm__("r1") = row;                                      \
+    register int8_t* out_ __asm__("r3") = out;                                          \
+    register const struct aot_mve_block_args* k_ __asm__("r5") = k;                    \
+    __asm__ volatile("push {r7, r8, r9, r10, r11, r12}\n\t"                             \
+                     "sub sp, #24\n\t"                                                  \
+                     "ldrd r11, r9, [r5, #68]\n\t"                                      \
+                     "ldrd r0, r2, [r5, #76]\n\t" /* records' end, column step */       \
+                     "ldr r4, [r5, #60]\n\t"                                            \
+                     "strd r0, r4, [sp]\n\t"                                            \
+                     "add r7, r1, r2\n\t"                                               \
+                     "vldrw.u32 q0, [r5, #32]\n\t"                                      \
+                     "vstrw.32 q0, [sp, #8]\n\t"                                        \
+                     "vldrw.u32 q6, [r5]\n\t"                                           \
+                     "vldrw.u32 q7, [r5, #16]\n\t"                                      \
+                     "ldr r2, [r5, #52]\n\t"                                            \
+                     "add r5, r3, r2\n\t"                                               \
+                     "cmp r9, r0\n\t"                                                   \
+                     "beq 2f\n"                                                         \
+                     "1:\n\t" DOTS AOT_MVE_PAIR_REQUANT                                 \
+                     "vstrb.32 q3, [r3], #4\n\t"                                        \
+                     "vstrb.32 q4, [r5], #4\n\t"                                        \
+                     "ldr r0, [sp]\n\t"                                                 \
+                     "cmp r9, r0\n\t"                                                   \
+                     "bne 1b\n"                                                         \
+                     "2:\n\t"                                                           \
+                     "ldr r0, [sp, #4]\n\t"                                             \
+                     "cmp r0, #0\n\t"                                                   \
+                     "beq 3f\n\t" DOTS AOT_MVE_PAIR_REQUANT                             \
+                     "ldr r0, [sp, #4]\n\t"                                             \
+                     "vctp.32 r0\n\t"                                                   \
+                     "vpstt\n\t"                                                        \
+                     "vstrbt.32 q3, [r3]\n\t"                                           \
+                     "vstrbt.32 q4, [r5]\n"                                             \
+                     "3:\n\t"                                                           \
+                     "add sp, #24\n\t"                                                  \
+                     "pop {r7, r8, r9, r10, r11, r12}\n"                                \
+                     : "+r"(x_), "+r"(out_), "+r"(k_)                                   \
+                     :                                                                  \
+                     : "r0", "r2", "r4", "r6", "lr", "q0", "q1", "q2", "q3", "q4", "q5", \
+                       "q6", "q7", "memory", "cc");                                     \
+  } while (0)
+
+/* two pixels' rows of exactly 16 * chunks bytes (chunks 1-4, a constant), B's at
+ * row + k->col_step, outputs out and out + k->out_c, right-shift double rounding */
+static inline __attribute__((always_inline)) void aot_mve_pair_blocks(
+    const int8_t* row, const struct aot_mve_block_args* k, int8_t* out, const int chunks) {
+  if (chunks == 1) {
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS1);
+  } else if (chunks == 2) {
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS2);
+  } else if (chunks == 3) {
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS3);
+  } else {
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS4);
+  }
+}
+
 /* out[o] = requant(bias[o] + sum row[..] * w[o][..]) for every o < k->out_c, weights
  * blocked as aot_mve_row_times_weights_c's. `chunks` (a constant at each call): 1-4, the
  * row's 16-byte chunks, held in Q registers; 0, a chunk loop (any depth of at least 16).
@@ -433,18 +536,17 @@ static inline __attribute__((always_inline)) void aot_mve_row_blocks(
  * bytes are held in registers, longer ones run the chunk loop; single rounding with a
  * left shift or a zero exponent takes the C loop. */
 static inline __attribute__((always_inline)) void aot_mve_row_times_weights(
-    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* bias,
-    const int32_t* multiplier, const int32_t* shift, int32_t output_offset, int32_t act_min,
-    int32_t act_max, int32_t form, int8_t* out) {
+    const int8_t* row, int32_t depth, const int8_t* w, int32_t out_c, const int32_t* records,
+    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t form, int8_t* out) {
   /* a form known only at run time (a caller's loop compiled for every form but the right
    * shifts) gets double rounding's blocks and the C loop for the rest */
   if (__builtin_constant_p(form) ? form == AOT_MVE_RQ_SINGLE : form != AOT_MVE_RQ_DOUBLE) {
-    aot_mve_row_times_weights_slow(row, depth, w, out_c, bias, multiplier, shift,
-                                   output_offset, act_min, act_max, form, out);
+    aot_mve_row_times_weights_slow(row, depth, w, out_c, records, output_offset, act_min,
+                                   act_max, form, out);
     return;
   }
   struct aot_mve_block_args k;
-  aot_mve_block_args_init(&k, w, bias, multiplier, shift, depth, out_c, output_offset, act_min,
+  aot_mve_block_args_init(&k, w, records, depth, out_c, output_offset, act_min,
                           act_max);
   if (depth <= 16) {
     aot_mve_row_blocks(row, &k, out, form, 1);

@@ -9,8 +9,8 @@
  * (segments_times_weights); other windows inside the image are copied by vector loads and
  * stores, and only border pixels clip and pad.
  * A 1x1 convolution without padding reads the input pixel in place: no copy, no scratch;
- * over at most 32 input channels (vww_96_int8's first 1x1 layers) the pixel is loaded
- * once and stays in Q registers for all output channels (aot_mve_short_row_times_weights).
+ * over at most 64 input channels the pixel is loaded once and stays in Q registers for all
+ * output channels (aot_mve_row_blocks).
  * aot_k_conv_rows_s8_mve (kernel rows of at most 16 bytes: a first layer over 3 channels)
  * loads each kernel row of a window straight from the image instead of gathering it.
  * Each loop is compiled once per requantization form where the right-shift-only form
@@ -63,7 +63,7 @@ static int8_t* gather_row(int8_t* dst, const int8_t* row, int32_t x0, int32_t k_
  * rounding (only in aot's other rounding mode) the C loop */
 static inline __attribute__((always_inline)) void direct_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
-    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
+    const int32_t* records, int32_t form,
     int8_t* output, const int chunks, const int right) {
   /* locals: the output stores may alias *p */
   const int32_t in_c = p->in_c, out_c = p->out_c, out_h = p->out_h, out_w = p->out_w;
@@ -71,7 +71,26 @@ static inline __attribute__((always_inline)) void direct_pixels(
   const int32_t col_step = p->stride_w * in_c, row_step = p->stride_h * p->in_w * in_c;
   const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
   struct aot_mve_block_args k;
-  aot_mve_block_args_init(&k, weights, bias, multiplier, shift, in_c, out_c, offset, lo, hi);
+  aot_mve_block_args_init(&k, weights, records, in_c, out_c, offset, lo, hi);
+  if (right && chunks && in_c == 16 * chunks) { /* two pixels per pass (aot_mve_pair_blocks) */
+    /* at stride 1 every pixel of every image is one run; else each output row is */
+    const int32_t contiguous = p->stride_h == 1 && p->stride_w == 1;
+    const int32_t runs = contiguous ? 1 : batches * out_h;
+    const int32_t run = contiguous ? batches * out_h * out_w : out_w;
+    aot_mve_block_args_pairs(&k, col_step);
+    for (int32_t r = 0; r < runs; ++r) {
+      const int8_t* row = input + (r / out_h) * image + (r % out_h) * row_step;
+      int32_t i = 0;
+      for (; i + 1 < run; i += 2, row += 2 * col_step, output += 2 * out_c) {
+        aot_mve_pair_blocks(row, &k, output, chunks);
+      }
+      if (i < run) {
+        aot_mve_row_blocks(row, &k, output, AOT_MVE_RQ_RIGHT, chunks);
+        output += out_c;
+      }
+    }
+    return;
+  }
   for (int32_t n = 0; n < batches; ++n) {
     for (int32_t oy = 0; oy < out_h; ++oy) {
       const int8_t* row = input + n * image + oy * row_step;
@@ -81,8 +100,8 @@ static inline __attribute__((always_inline)) void direct_pixels(
         } else if (form == AOT_MVE_RQ_DOUBLE) {
           aot_mve_row_blocks(row, &k, output, AOT_MVE_RQ_DOUBLE, chunks);
         } else {
-          aot_mve_row_times_weights_slow(row, in_c, weights, out_c, bias, multiplier, shift,
-                                         offset, lo, hi, form, output);
+          aot_mve_row_times_weights_slow(row, in_c, weights, out_c, records, offset, lo, hi,
+                                         form, output);
         }
       }
     }
@@ -92,9 +111,9 @@ static inline __attribute__((always_inline)) void direct_pixels(
 #define AOT_CONV_DIRECT(name, chunks, right)                                               \
   static void __attribute__((noinline))                                                    \
   name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
-       const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
+       const int32_t* records, int32_t form,                                               \
        int8_t* output) {                                                                   \
-    direct_pixels(p, input, weights, bias, multiplier, shift, form, output, chunks, right); \
+    direct_pixels(p, input, weights, records, form, output, chunks, right);                \
   }
 AOT_CONV_DIRECT(direct_16, 1, 0)
 AOT_CONV_DIRECT(direct_32, 2, 0)
@@ -197,7 +216,7 @@ static void __attribute__((noinline)) gather_border(
  * instructions with `le` (GCC 12's loop took 12). */
 static inline __attribute__((always_inline)) void segments_times_weights(
     const int8_t* src, int32_t skip, int32_t segments, int32_t chunks, const int8_t* w,
-    int32_t out_c, const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
+    int32_t out_c, const int32_t* records,
     int32_t output_offset, int32_t act_min, int32_t act_max, int32_t form, int8_t* out) {
   const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
   w -= 64; /* the first weight load of a chunk pre-increments */
@@ -228,7 +247,7 @@ static inline __attribute__((always_inline)) void segments_times_weights(
           [a2] "+Te"(a2), [a3] "+Te"(a3)
         : [src] "r"(src), [skip] "r"(skip), [segments] "r"(segments), [chunks] "r"(chunks)
         : "q0", "q1", "q2", "q3", "lr", "memory", "cc");
-    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
+    aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, output_offset, lo,
                         hi, form, out);
   }
 }
@@ -284,19 +303,27 @@ static inline __attribute__((always_inline)) void window_times_block(
  * the chunk loop counts with SUBS/BNE, not LE); the loop bounds are read from memory. */
 static inline __attribute__((always_inline)) void segments_times_weights_x2(
     const int8_t* src0, const int8_t* src1, int32_t skip, int32_t segments, int32_t chunks,
-    const int8_t* w, int32_t out_c, const int32_t* bias, const int32_t* multiplier,
-    const int32_t* shift, int32_t output_offset, int32_t act_min, int32_t act_max,
-    int32_t form, int8_t* out0, int8_t* out1) {
+    const int8_t* w, int32_t out_c, const int32_t* records, int32_t output_offset,
+    int32_t act_min, int32_t act_max, int32_t form, int8_t* out0, int8_t* out1) {
   const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
-  const int32_t bounds[3] = {segments, chunks, skip}; /* read by the asm */
+  /* read by the asm; [3] counts the segments left (no register is free for it) */
+  int32_t bounds[4] = {segments, chunks, skip, 0};
   w -= 64; /* the first weight load of a chunk pre-increments */
   for (int32_t o = 0; o < out_c; o += 4, out0 += 4, out1 += 4) {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-    const int8_t* x0 = src0;
-    const int8_t* x1 = src1;
-    int32_t left, count;
+    /* every register named: GCC 12's allocator found none for the asm on its own once
+     * the block's record pointer replaced three (all even registers hold sums; r7 is left
+     * for a frame pointer) */
+    register int32_t a0 __asm__("r0") = 0, a1 __asm__("r2") = 0, a2 __asm__("r4") = 0;
+    register int32_t a3 __asm__("r6") = 0, b0 __asm__("r8") = 0, b1 __asm__("r10") = 0;
+    register int32_t b2 __asm__("r12") = 0, b3 __asm__("lr") = 0;
+    register const int8_t* x0 __asm__("r1") = src0;
+    register const int8_t* x1 __asm__("r3") = src1;
+    register const int8_t* wp __asm__("r5") = w;
+    register int32_t count __asm__("r9");
+    register int32_t* at __asm__("r11") = bounds;
     __asm__ volatile(
-        "ldr %[left], [%[bounds]]\n"
+        "ldr %[count], [%[bounds]]\n\t"
+        "str %[count], [%[bounds], #12]\n"
         "2:\n\t"
         "ldr %[count], [%[bounds], #4]\n"
         "1:\n\t"
@@ -319,16 +346,19 @@ static inline __attribute__((always_inline)) void segments_times_weights_x2(
         "ldr %[count], [%[bounds], #8]\n\t"
         "add %[x0], %[x0], %[count]\n\t"
         "add %[x1], %[x1], %[count]\n\t"
-        "subs %[left], %[left], #1\n\t"
+        "ldr %[count], [%[bounds], #12]\n\t"
+        "subs %[count], %[count], #1\n\t"
+        "str %[count], [%[bounds], #12]\n\t"
         "bne 2b\n"
-        : [x0] "+r"(x0), [x1] "+r"(x1), [w] "+r"(w), [left] "=&r"(left),
-          [count] "=&r"(count), [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2),
-          [a3] "+Te"(a3), [b0] "+Te"(b0), [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3)
-        : [bounds] "r"(bounds)
+        : [x0] "+r"(x0), [x1] "+r"(x1), [w] "+r"(wp), [count] "=&r"(count), [a0] "+r"(a0),
+          [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1),
+          [b2] "+r"(b2), [b3] "+r"(b3)
+        : [bounds] "r"(at)
         : "q0", "q1", "q2", "q3", "memory", "cc");
-    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, output_offset, lo,
+    w = wp;
+    aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, output_offset, lo,
                         hi, form, out0);
-    aot_mve_store_block(b0, b1, b2, b3, bias, multiplier, shift, o, out_c, output_offset, lo,
+    aot_mve_store_block(b0, b1, b2, b3, records, o, out_c, output_offset, lo,
                         hi, form, out1);
   }
 }
@@ -338,11 +368,11 @@ static inline __attribute__((always_inline)) void segments_times_weights_x2(
 #define AOT_CONV_PAIR(name, right)                                                           \
   static void __attribute__((noinline))                                                      \
   name(const int8_t* src0, const int8_t* src1, int32_t skip, int32_t segments,               \
-       int32_t chunks, const int8_t* w, int32_t out_c, const int32_t* bias,                  \
-       const int32_t* multiplier, const int32_t* shift, int32_t output_offset,               \
-       int32_t act_min, int32_t act_max, int32_t form, int8_t* out0, int8_t* out1) {         \
-    segments_times_weights_x2(src0, src1, skip, segments, chunks, w, out_c, bias, multiplier, \
-                              shift, output_offset, act_min, act_max,                        \
+       int32_t chunks, const int8_t* w, int32_t out_c, const int32_t* records,               \
+       int32_t output_offset, int32_t act_min, int32_t act_max, int32_t form, int8_t* out0,  \
+       int8_t* out1) {                                                                       \
+    segments_times_weights_x2(src0, src1, skip, segments, chunks, w, out_c, records,         \
+                              output_offset, act_min, act_max,                               \
                               right ? AOT_MVE_RQ_RIGHT : form, out0, out1);                  \
   }
 AOT_CONV_PAIR(pair_times_weights, 0)
@@ -359,7 +389,7 @@ enum { IN_PLACE = -1 }; /* im2col_pixels' `chunks` when its windows are read in 
  * clip and pad into the scratch (IN_PLACE: two receptive fields, a pair of border pixels'). */
 static inline __attribute__((always_inline)) void im2col_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
-    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
+    const int32_t* records, int32_t form,
     int8_t* output, int8_t* scratch, const int chunks) {
   /* locals: the output stores may alias *p */
   const int32_t in_c = p->in_c, in_h = p->in_h, in_w = p->in_w, k_h = p->k_h, k_w = p->k_w;
@@ -387,7 +417,7 @@ static inline __attribute__((always_inline)) void im2col_pixels(
           const int8_t* src = image + y0 * row_bytes + x0 * in_c;
           (form == AOT_MVE_RQ_RIGHT ? pair_times_weights_right : pair_times_weights)(
               src, src + stride_w * in_c, kernel_step - segment, k_h, segment >> 4, weights,
-              out_c, bias, multiplier, shift, offset, lo, hi, form, output, output + out_c);
+              out_c, records, offset, lo, hi, form, output, output + out_c);
           ++ox, output += out_c;
           continue;
         }
@@ -399,8 +429,8 @@ static inline __attribute__((always_inline)) void im2col_pixels(
             gather_border(p, image, y0, x0, scratch);
             gather_border(p, image, y0, x1, scratch + depth);
             (form == AOT_MVE_RQ_RIGHT ? pair_times_weights_right : pair_times_weights)(
-                scratch, scratch + depth, 0, 1, depth >> 4, weights, out_c, bias, multiplier,
-                shift, offset, lo, hi, form, output, output + out_c);
+                scratch, scratch + depth, 0, 1, depth >> 4, weights, out_c, records, offset, lo,
+                hi, form, output, output + out_c);
             ++ox, output += out_c;
             continue;
           }
@@ -409,8 +439,8 @@ static inline __attribute__((always_inline)) void im2col_pixels(
           const int8_t* src = inside ? image + y0 * row_bytes + x0 * in_c : scratch;
           if (!inside) gather_border(p, image, y0, x0, scratch);
           segments_times_weights(src, kernel_step - segment, inside ? k_h : 1,
-                                 inside ? segment >> 4 : depth >> 4, weights, out_c, bias,
-                                 multiplier, shift, offset, lo, hi, form, output);
+                                 inside ? segment >> 4 : depth >> 4, weights, out_c, records,
+                                 offset, lo, hi, form, output);
           continue;
         }
         if (inside && segment == 4) { /* a word per kernel row (kws_ref_model's 10x4) */
@@ -440,11 +470,11 @@ static inline __attribute__((always_inline)) void im2col_pixels(
           for (int32_t o = 0; o < out_c; o += 4, w += 64 * chunks) {
             int32_t a0, a1, a2, a3;
             window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
-            aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset,
+            aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, offset,
                                 lo_v, hi_v, form, output + o);
           }
         } else {
-          aot_mve_row_times_weights(scratch, depth, weights, out_c, bias, multiplier, shift,
+          aot_mve_row_times_weights(scratch, depth, weights, out_c, records,
                                     offset, lo, hi, form, output);
         }
       }
@@ -455,9 +485,9 @@ static inline __attribute__((always_inline)) void im2col_pixels(
 #define AOT_CONV_IM2COL(name, chunks, right)                                               \
   static void __attribute__((noinline))                                                    \
   name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
-       const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
+       const int32_t* records, int32_t form,                                               \
        int8_t* output, int8_t* scratch) {                                                  \
-    im2col_pixels(p, input, weights, bias, multiplier, shift,                              \
+    im2col_pixels(p, input, weights, records,                              \
                   right ? AOT_MVE_RQ_RIGHT : form, output, scratch, chunks);               \
   }
 AOT_CONV_IM2COL(im2col_any, 0, 0)
@@ -468,25 +498,25 @@ AOT_CONV_IM2COL(im2col_48_right, 3, 1)
 AOT_CONV_IM2COL(im2col_in_place_right, IN_PLACE, 1)
 
 void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
-                       const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                       const int32_t* shift, int8_t* output, int8_t* scratch) {
+                       const int8_t* weights, const int32_t* records, int8_t* output,
+                       int8_t* scratch) {
   const int32_t in_c = p->in_c;
   const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0;
-  const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
+  const int32_t form = aot_mve_requant_form(p->rounding, records, p->out_c);
   const int32_t right = form == AOT_MVE_RQ_RIGHT;
   if (direct) { /* double rounding over 49-64 channels lacks a free Q register: the loop */
     (in_c <= 16   ? (right ? direct_16_right : direct_16)
      : in_c <= 32 ? (right ? direct_32_right : direct_32)
      : in_c <= 48 ? (right ? direct_48_right : direct_48)
      : in_c <= 64 ? (right ? direct_64_right : direct_any)
-                  : (right ? direct_any_right : direct_any))(p, input, weights, bias,
-                                                             multiplier, shift, form, output);
+                  : (right ? direct_any_right : direct_any))(p, input, weights, records, form,
+                                                             output);
   } else {
     const int32_t segment = p->k_w * in_c, depth = p->k_h * segment;
     ((segment & 15) == 0          ? (right ? im2col_in_place_right : im2col_in_place)
      : depth > 32 && depth <= 48 ? (right ? im2col_48_right : im2col_48)
                                  : (right ? im2col_any_right : im2col_any))(
-        p, input, weights, bias, multiplier, shift, form, output, scratch);
+        p, input, weights, records, form, output, scratch);
   }
 }
 
@@ -495,7 +525,7 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
  * requantized and stored (out, stepping out_c) */
 static inline __attribute__((always_inline)) void rows_run(
     const int8_t* at, int32_t col_step, int32_t kernel_step, int32_t n, const int8_t* w,
-    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t o,
+    const int32_t* records, int32_t o,
     int32_t out_c, int32_t offset, int32x4_t lo, int32x4_t hi, int32_t form, int8_t* out,
     const mve_pred16_t rows, const int chunks) {
   for (int32_t i = 0; i < n; ++i, at += col_step, out += out_c) {
@@ -511,7 +541,7 @@ static inline __attribute__((always_inline)) void rows_run(
     }
     int32_t a0, a1, a2, a3;
     window_times_block(v0, v1, v2, w, &a0, &a1, &a2, &a3, chunks);
-    aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo, hi,
+    aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, offset, lo, hi,
                         form, out);
   }
 }
@@ -527,7 +557,7 @@ static inline __attribute__((always_inline)) void rows_run(
  * blocks. `form` is a constant when it is AOT_MVE_RQ_RIGHT. */
 static inline __attribute__((always_inline)) void rows_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
-    const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form,
+    const int32_t* records, int32_t form,
     int8_t* output, const int chunks) {
   /* locals: the output stores may alias *p */
   const int32_t in_c = p->in_c, in_h = p->in_h, in_w = p->in_w, k_w = p->k_w;
@@ -572,10 +602,10 @@ static inline __attribute__((always_inline)) void rows_pixels(
         const int8_t* at = first + lo_x * col_step;
         int8_t* out = output + o + lo_x * out_c;
         if (plain) {
-          rows_run(at, col_step, kernel_step, hi_x - lo_x, w, bias, multiplier, shift, o,
+          rows_run(at, col_step, kernel_step, hi_x - lo_x, w, records, o,
                    out_c, offset, lo, hi, form, out, 0xffff, chunks);
         } else {
-          rows_run(at, col_step, kernel_step, hi_x - lo_x, w, bias, multiplier, shift, o,
+          rows_run(at, col_step, kernel_step, hi_x - lo_x, w, records, o,
                    out_c, offset, lo, hi, form, out, lanes, chunks);
         }
       }
@@ -602,7 +632,7 @@ static inline __attribute__((always_inline)) void rows_pixels(
         for (int32_t o = 0; o < out_c; o += 4, wb += 64 * chunks) {
           int32_t a0, a1, a2, a3;
           window_times_block(v0, v1, v2, wb, &a0, &a1, &a2, &a3, chunks);
-          aot_mve_store_block(a0, a1, a2, a3, bias, multiplier, shift, o, out_c, offset, lo,
+          aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, offset, lo,
                               hi, form, output + o + ox * out_c);
         }
       }
@@ -613,9 +643,9 @@ static inline __attribute__((always_inline)) void rows_pixels(
 #define AOT_CONV_ROWS(name, chunks, right)                                                 \
   static void __attribute__((noinline))                                                    \
   name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
-       const int32_t* bias, const int32_t* multiplier, const int32_t* shift, int32_t form, \
+       const int32_t* records, int32_t form, \
        int8_t* output) {                                                                   \
-    rows_pixels(p, input, weights, bias, multiplier, shift, right ? AOT_MVE_RQ_RIGHT : form, \
+    rows_pixels(p, input, weights, records, right ? AOT_MVE_RQ_RIGHT : form, \
                 output, chunks);                                                           \
   }
 AOT_CONV_ROWS(rows_1, 1, 0)
@@ -626,15 +656,14 @@ AOT_CONV_ROWS(rows_2_right, 2, 1)
 AOT_CONV_ROWS(rows_3_right, 3, 1)
 
 void aot_k_conv_rows_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
-                            const int8_t* weights, const int32_t* bias,
-                            const int32_t* multiplier, const int32_t* shift, int8_t* output,
+                            const int8_t* weights, const int32_t* records, int8_t* output,
                             int8_t* scratch) {
   (void)scratch; /* border pixels load their rows clipped: no scratch */
-  const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
+  const int32_t form = aot_mve_requant_form(p->rounding, records, p->out_c);
   const int32_t right = form == AOT_MVE_RQ_RIGHT;
   (p->k_h == 1   ? (right ? rows_1_right : rows_1)
    : p->k_h == 2 ? (right ? rows_2_right : rows_2)
-                 : (right ? rows_3_right : rows_3))(p, input, weights, bias, multiplier, shift,
+                 : (right ? rows_3_right : rows_3))(p, input, weights, records,
                                                     form, output);
 }
 #endif

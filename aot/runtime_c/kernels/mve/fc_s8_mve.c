@@ -11,29 +11,27 @@
 static inline __attribute__((always_inline)) void rows(const struct aot_k_fc_params* p,
                                                        const int8_t* input,
                                                        const int8_t* weights,
-                                                       const int32_t* bias,
-                                                       const int32_t* multiplier,
-                                                       const int32_t* shift, int8_t* output,
+                                                       const int32_t* records, int8_t* output,
                                                        const int32_t form) {
   const int32_t depth = p->depth, out_c = p->out_c, batches = p->batches;
   const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t b = 0; b < batches; ++b) {
-    aot_mve_row_times_weights(input + b * depth, depth, weights, out_c, bias, multiplier,
-                              shift, offset, lo, hi, form, output + b * out_c);
+    aot_mve_row_times_weights(input + b * depth, depth, weights, out_c, records, offset, lo, hi,
+                              form, output + b * out_c);
   }
 }
 
 void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
-                     const int8_t* weights, const int32_t* bias, const int32_t* multiplier,
-                     const int32_t* shift, int8_t* output, int8_t* scratch) {
+                     const int8_t* weights, const int32_t* records, int8_t* output,
+                     int8_t* scratch) {
   (void)scratch;
-  const int32_t form = aot_mve_requant_form(p->rounding, shift, p->out_c);
+  const int32_t form = aot_mve_requant_form(p->rounding, records, p->out_c);
   if (form == AOT_MVE_RQ_SINGLE_RIGHT) { /* LiteRT's FULLY_CONNECTED */
-    rows(p, input, weights, bias, multiplier, shift, output, AOT_MVE_RQ_SINGLE_RIGHT);
+    rows(p, input, weights, records, output, AOT_MVE_RQ_SINGLE_RIGHT);
   } else if (form == AOT_MVE_RQ_RIGHT) {
-    rows(p, input, weights, bias, multiplier, shift, output, AOT_MVE_RQ_RIGHT);
+    rows(p, input, weights, records, output, AOT_MVE_RQ_RIGHT);
   } else {
-    rows(p, input, weights, bias, multiplier, shift, output, form);
+    rows(p, input, weights, records, output, form);
   }
 }
 #endif
