@@ -405,8 +405,8 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
   } while (0)
 
 /* -- Two pixels per pass over the weights -----------------------------------------------
- * A 1x1 convolution's rows of exactly 16 * chunks bytes (chunks 1-4), right-shift double
- * rounding: each weight load serves both pixels' VMLADAVs. Their eight sums take every
+ * A 1x1 convolution's rows of at most 64 bytes (chunks 1-4; a partial last chunk loaded
+ * predicated), right-shift double rounding: each weight load serves both pixels' VMLADAVs. Their eight sums take every
  * even register (r0-r6 pixel A, r8, r10, r12, lr pixel B), so the block loop has no LE:
  * it ends when the record pointer (r9) reaches the last whole block's, kept on the stack
  * with the tail count and the offset vector. Registers: A's row r1, B's r7 (= r1 + the
@@ -421,10 +421,19 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
   "vldrb.8 q2, [r11], #16\n\t" op " r6, q0, q2\n\t" op " lr, q1, q2\n\t"
 #define AOT_MVE_PAIR_CHUNK(off, op) \
   "vldrb.8 q0, [r1, #" off "]\n\tvldrb.8 q1, [r7, #" off "]\n\t" AOT_MVE_PAIR_DOT4(op)
+/* a partial last chunk: both rows' loads predicated (P0: vctp.8 of its bytes) */
+#define AOT_MVE_PAIR_LAST(off, op)                                                \
+  "vpstt\n\tvldrbt.8 q0, [r1, #" off "]\n\tvldrbt.8 q1, [r7, #" off "]\n\t" \
+      AOT_MVE_PAIR_DOT4(op)
 #define AOT_MVE_PAIR_DOTS1 AOT_MVE_PAIR_CHUNK("0", "vmladav.s8")
 #define AOT_MVE_PAIR_DOTS2 AOT_MVE_PAIR_DOTS1 AOT_MVE_PAIR_CHUNK("16", "vmladava.s8")
 #define AOT_MVE_PAIR_DOTS3 AOT_MVE_PAIR_DOTS2 AOT_MVE_PAIR_CHUNK("32", "vmladava.s8")
 #define AOT_MVE_PAIR_DOTS4 AOT_MVE_PAIR_DOTS3 AOT_MVE_PAIR_CHUNK("48", "vmladava.s8")
+#define AOT_MVE_PAIR_PART1 AOT_MVE_PAIR_LAST("0", "vmladav.s8")
+#define AOT_MVE_PAIR_PART2 AOT_MVE_PAIR_DOTS1 AOT_MVE_PAIR_LAST("16", "vmladava.s8")
+#define AOT_MVE_PAIR_PART3 AOT_MVE_PAIR_DOTS2 AOT_MVE_PAIR_LAST("32", "vmladava.s8")
+#define AOT_MVE_PAIR_PART4 AOT_MVE_PAIR_DOTS3 AOT_MVE_PAIR_LAST("48", "vmladava.s8")
+#define AOT_MVE_PAIR_PREDICATE "ldr r0, [r5, #48]\n\tvctp.8 r0\n\t"
 
 /* both pixels' sums into q3 and q4, requantized (aot_mve_requant_right), offset, clamped */
 #define AOT_MVE_PAIR_REQUANT            \
@@ -453,13 +462,13 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
   "vmax.s32 q3, q3, q7\n\t"             \
   "vmax.s32 q4, q4, q7\n\t"
 
-#define AOT_MVE_PAIR_ASM(DOTS)                                                          \
+#define AOT_MVE_PAIR_ASM(PREDICATE, DOTS)                                               \
   do {                                                                                  \
     register const int8_t* x_ __asm__("r1") = row;                                      \
     register int8_t* out_ __asm__("r3") = out;                                          \
     register const struct aot_mve_block_args* k_ __asm__("r5") = k;                    \
     __asm__ volatile("push {r7, r8, r9, r10, r11, r12}\n\t"                             \
-                     "sub sp, #24\n\t"                                                  \
+                     "sub sp, #24\n\t" PREDICATE                                        \
                      "ldrd r11, r9, [r5, #68]\n\t"                                      \
                      "ldrd r0, r2, [r5, #76]\n\t" /* records' end, column step */       \
                      "ldr r4, [r5, #60]\n\t"                                            \
@@ -497,18 +506,30 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
                        "q6", "q7", "memory", "cc");                                     \
   } while (0)
 
-/* two pixels' rows of exactly 16 * chunks bytes (chunks 1-4, a constant), B's at
- * row + k->col_step, outputs out and out + k->out_c, right-shift double rounding */
+/* two pixels' rows of 16 * (chunks - 1) + k->last bytes (chunks 1-4, a constant; `whole`:
+ * k->last is 16, no predicated load), B's at row + k->col_step, outputs out and
+ * out + k->out_c, right-shift double rounding */
 static inline __attribute__((always_inline)) void aot_mve_pair_blocks(
-    const int8_t* row, const struct aot_mve_block_args* k, int8_t* out, const int chunks) {
-  if (chunks == 1) {
-    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS1);
+    const int8_t* row, const struct aot_mve_block_args* k, int8_t* out, const int chunks,
+    int32_t whole) {
+  if (whole) {
+    if (chunks == 1) {
+      AOT_MVE_PAIR_ASM("", AOT_MVE_PAIR_DOTS1);
+    } else if (chunks == 2) {
+      AOT_MVE_PAIR_ASM("", AOT_MVE_PAIR_DOTS2);
+    } else if (chunks == 3) {
+      AOT_MVE_PAIR_ASM("", AOT_MVE_PAIR_DOTS3);
+    } else {
+      AOT_MVE_PAIR_ASM("", AOT_MVE_PAIR_DOTS4);
+    }
+  } else if (chunks == 1) {
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_PREDICATE, AOT_MVE_PAIR_PART1);
   } else if (chunks == 2) {
-    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS2);
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_PREDICATE, AOT_MVE_PAIR_PART2);
   } else if (chunks == 3) {
-    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS3);
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_PREDICATE, AOT_MVE_PAIR_PART3);
   } else {
-    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_DOTS4);
+    AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_PREDICATE, AOT_MVE_PAIR_PART4);
   }
 }
 

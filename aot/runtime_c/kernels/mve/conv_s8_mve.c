@@ -56,6 +56,30 @@ static int8_t* gather_row(int8_t* dst, const int8_t* row, int32_t x0, int32_t k_
   return dst;
 }
 
+/* direct_pixels two at a time (aot_mve_pair_blocks; `whole`: in_c is 16 * chunks): at
+ * stride 1 every pixel of every image is one run, else each output row is */
+static inline __attribute__((always_inline)) void direct_pairs(
+    const struct aot_k_conv_params* p, const int8_t* input, const struct aot_mve_block_args* k,
+    int8_t* output, const int chunks, const int whole) {
+  const int32_t in_c = p->in_c, out_c = p->out_c, out_h = p->out_h, out_w = p->out_w;
+  const int32_t image = p->in_h * p->in_w * in_c, col_step = p->stride_w * in_c;
+  const int32_t row_step = p->stride_h * p->in_w * in_c;
+  const int32_t contiguous = p->stride_h == 1 && p->stride_w == 1;
+  const int32_t runs = contiguous ? 1 : p->batches * out_h;
+  const int32_t run = contiguous ? p->batches * out_h * out_w : out_w;
+  for (int32_t r = 0; r < runs; ++r) {
+    const int8_t* row = input + (r / out_h) * image + (r % out_h) * row_step;
+    int32_t i = 0;
+    for (; i + 1 < run; i += 2, row += 2 * col_step, output += 2 * out_c) {
+      aot_mve_pair_blocks(row, k, output, chunks, whole);
+    }
+    if (i < run) {
+      aot_mve_row_blocks(row, k, output, AOT_MVE_RQ_RIGHT, chunks);
+      output += out_c;
+    }
+  }
+}
+
 /* every output pixel of a 1x1 convolution without padding, each reading its input pixel in
  * place (no copy, no scratch); `chunks` 1-4: in_c <= 16 * chunks, the pixel held in Q
  * registers, 0: the chunk loop (aot_mve_row_blocks); `right`: the call's form is
@@ -63,8 +87,7 @@ static int8_t* gather_row(int8_t* dst, const int8_t* row, int32_t x0, int32_t k_
  * rounding (only in aot's other rounding mode) the C loop */
 static inline __attribute__((always_inline)) void direct_pixels(
     const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,
-    const int32_t* records, int32_t form,
-    int8_t* output, const int chunks, const int right) {
+    const int32_t* records, int32_t form, int8_t* output, const int chunks, const int right) {
   /* locals: the output stores may alias *p */
   const int32_t in_c = p->in_c, out_c = p->out_c, out_h = p->out_h, out_w = p->out_w;
   const int32_t batches = p->batches, image = p->in_h * p->in_w * in_c;
@@ -72,22 +95,12 @@ static inline __attribute__((always_inline)) void direct_pixels(
   const int32_t offset = p->output_offset, lo = p->act_min, hi = p->act_max;
   struct aot_mve_block_args k;
   aot_mve_block_args_init(&k, weights, records, in_c, out_c, offset, lo, hi);
-  if (right && chunks && in_c == 16 * chunks) { /* two pixels per pass (aot_mve_pair_blocks) */
-    /* at stride 1 every pixel of every image is one run; else each output row is */
-    const int32_t contiguous = p->stride_h == 1 && p->stride_w == 1;
-    const int32_t runs = contiguous ? 1 : batches * out_h;
-    const int32_t run = contiguous ? batches * out_h * out_w : out_w;
+  if (right && chunks) { /* two pixels per pass (aot_mve_pair_blocks) */
     aot_mve_block_args_pairs(&k, col_step);
-    for (int32_t r = 0; r < runs; ++r) {
-      const int8_t* row = input + (r / out_h) * image + (r % out_h) * row_step;
-      int32_t i = 0;
-      for (; i + 1 < run; i += 2, row += 2 * col_step, output += 2 * out_c) {
-        aot_mve_pair_blocks(row, &k, output, chunks);
-      }
-      if (i < run) {
-        aot_mve_row_blocks(row, &k, output, AOT_MVE_RQ_RIGHT, chunks);
-        output += out_c;
-      }
+    if (in_c == 16 * chunks) {
+      direct_pairs(p, input, &k, output, chunks, 1);
+    } else {
+      direct_pairs(p, input, &k, output, chunks, 0);
     }
     return;
   }
