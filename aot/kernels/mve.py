@@ -5,7 +5,9 @@ Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
 * the input zero point is folded into the bias (``-input_zp * sum(w)`` per channel); padded
   taps then read the zero point itself (``pad_value``), which the fold cancels exactly;
 * requantization is one int32 multiplier and shift per output channel (per-tensor
-  operators repeat theirs), so one vector load serves four channels;
+  operators repeat theirs), so one vector load serves four channels; convolutions and
+  fully connected interleave bias, multiplier and shift into one record per block of four
+  channels (``_row_constants``), walked by one pointer;
 * depthwise weights are widened to int16 and blocked
   ``[depth_multiplier][ceil(in_c / 8)][k_h * k_w][8]`` (one pointer walks a block's taps,
   eight lanes are eight input channels) and its per-channel arrays
