@@ -212,8 +212,8 @@ static __attribute__((noinline, unused)) void aot_mve_row_times_weights_slow(
  * the lanes past the depth zero); a longer row is read by a chunk loop (VLDRB with
  * pre-index writeback, LE), its partial last chunk kept in q1.
  * Registers: the row in r1, the output in r3, the args in r5 (register variables); the
- * weights' and records' pointers in r8, r9 and r12 (the offset, or the chunk loop's
- * count) are saved and restored by the asm itself, so GCC keeps its loop state in them
+ * weights' and records' pointers in r8, r9, r10 and r12 (the offset, or the chunk
+ * loop's count and rewind) are saved and restored by the asm itself, so GCC keeps its loop state in them
  * (with all of them clobbered it found no registers for the operands). A block's
  * record: bias by `vldrw.u32 q5, [r9, #48]!`, multiplier [r9, #16], shift [r9, #32]. */
 
@@ -231,6 +231,8 @@ struct aot_mve_block_args {
   uintptr_t records; /* 72: the records' address less one record (r9, pre-indexed) */
   uintptr_t records_end; /* 76: r9 after the whole blocks (aot_mve_block_args_pairs) */
   int32_t col_step;      /* 80: the pair's second pixel, bytes after the first */
+  int32_t pairs;         /* 84: the chunk loop's iterations (two chunks each) */
+  int32_t rewind;        /* 88: 16 * (whole chunks - 1) */
 };
 
 static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const int8_t* w,
@@ -245,6 +247,8 @@ static inline void aot_mve_block_args_init(struct aot_mve_block_args* k, const i
   k->blocks = out_c >> 2;
   k->tail = out_c & 3;
   k->loops = (depth >> 4) - 1;
+  k->pairs = k->loops >> 1;
+  k->rewind = 16 * k->loops;
   k->w = w;
   k->records = (uintptr_t)records - 4 * AOT_MVE_REC;
 }
@@ -322,10 +326,10 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
     register const int8_t* x_ __asm__("r1") = row;                                        \
     register int8_t* out_ __asm__("r3") = out;                                            \
     register const struct aot_mve_block_args* k_ __asm__("r5") = k;                      \
-    __asm__ volatile("push {r8, r9, r12}\n\t"                                   \
+    __asm__ volatile("push {r8, r9, r10, r12}\n\t"                              \
                      "ldrd r8, r9, [r5, #68]\n\t"                                         \
                      "vldrw.u32 q6, [r5]\n\t"                                             \
-                     "vldrw.u32 q7, [r5, #16]\n\t" body "pop {r8, r9, r12}\n"   \
+                     "vldrw.u32 q7, [r5, #16]\n\t" body "pop {r8, r9, r10, r12}\n" \
                      : "+r"(x_), "+r"(out_), "+r"(k_)                                     \
                      :                                                                    \
                      : "r0", "r2", "r4", "r6", "lr", "q0", "q1", "q2", "q3", "q4", "q5",  \
@@ -352,36 +356,39 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
               "vstrbt.32 q4, [r3]\n"                                   \
               "3:\n\t")
 
-/* one block's sums by the chunk loop (r12: its count), `rest`: the partial last chunk in q1 */
-#define AOT_MVE_LOOP_DOTS(rest)                                 \
-  "vldrb.8 q0, [r1]\n\t" AOT_MVE_DOT4("vmladav.s8", "q0")       \
-  "wls lr, r12, 4f\n"                                           \
-  "3:\n\t"                                                      \
-  "vldrb.8 q0, [r1, #16]!\n\t" AOT_MVE_DOT4("vmladava.s8", "q0") \
-  "le lr, 3b\n"                                                 \
-  "4:\n\t"                                                      \
-  "sub.w r1, r1, r12, lsl #4\n\t" rest
+/* one block's sums by the chunk loop: the first chunk, r12 iterations of two chunks (one
+ * LE per two), one more when `odd` (k->loops odd); r10: the bytes to rewind the row by;
+ * `rest`: the partial last chunk, in q1 */
+#define AOT_MVE_LOOP_CHUNK "vldrb.8 q0, [r1, #16]!\n\t" AOT_MVE_DOT4("vmladava.s8", "q0")
+#define AOT_MVE_LOOP_DOTS(odd, rest)                      \
+  "vldrb.8 q0, [r1]\n\t" AOT_MVE_DOT4("vmladav.s8", "q0") \
+  "wls lr, r12, 4f\n"                                     \
+  "3:\n\t" AOT_MVE_LOOP_CHUNK AOT_MVE_LOOP_CHUNK          \
+  "le lr, 3b\n"                                           \
+  "4:\n\t" odd                                            \
+  "sub r1, r1, r10\n\t" rest
+#define AOT_MVE_REST AOT_MVE_DOT4("vmladava.s8", "q1")
 #define AOT_MVE_REST_LOAD        \
   "ldr r0, [r5, #48]\n\t"        \
   "vctp.8 r0\n\t"                \
-  "add.w r2, r1, r12, lsl #4\n\t" \
+  "add r2, r1, r10\n\t"          \
   "vpst\n\t"                     \
   "vldrbt.8 q1, [r2, #16]\n\t"
 
 /* every block of four channels of a longer row (r5 then counts the channels down) */
-#define AOT_MVE_LOOP(REST_LOAD, REST, RQ)                                   \
+#define AOT_MVE_LOOP(ODD, REST_LOAD, REST, RQ)                              \
   AOT_MVE_ASM("vldrw.u32 q3, [r5, #32]\n\t"                                 \
-              "ldr r12, [r5, #64]\n\t" REST_LOAD                            \
+              "ldrd r12, r10, [r5, #84]\n\t" REST_LOAD                      \
               "ldr r5, [r5, #52]\n\t"                                       \
               "subs r5, r5, #4\n\t"                                         \
               "blt 5f\n"                                                    \
-              "1:\n\t" AOT_MVE_LOOP_DOTS(REST) AOT_MVE_SUMS RQ AOT_MVE_FINISH("q3") \
+              "1:\n\t" AOT_MVE_LOOP_DOTS(ODD, REST) AOT_MVE_SUMS RQ AOT_MVE_FINISH("q3") \
               "vstrb.32 q4, [r3], #4\n\t"                                   \
               "subs r5, r5, #4\n\t"                                         \
               "bge 1b\n"                                                    \
               "5:\n\t"                                                      \
               "adds r5, r5, #4\n\t"                                         \
-              "beq 6f\n\t" AOT_MVE_LOOP_DOTS(REST) AOT_MVE_SUMS RQ AOT_MVE_FINISH("q3") \
+              "beq 6f\n\t" AOT_MVE_LOOP_DOTS(ODD, REST) AOT_MVE_SUMS RQ AOT_MVE_FINISH("q3") \
               "vctp.32 r5\n\t"                                              \
               "vpst\n\t"                                                    \
               "vstrbt.32 q4, [r3]\n"                                        \
@@ -397,10 +404,14 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
       AOT_MVE_RESIDENT(AOT_MVE_LOAD3, AOT_MVE_DOTS3, RQ("q3"));                      \
     } else if (chunks == 4) {                                                        \
       AOT_MVE_RESIDENT(AOT_MVE_LOAD4, AOT_MVE_DOTS4, RQ("q2"));                      \
+    } else if (k->last == 16 && (k->loops & 1)) {                                    \
+      AOT_MVE_LOOP(AOT_MVE_LOOP_CHUNK, "", "", RQ("q2"));                            \
     } else if (k->last == 16) {                                                      \
-      AOT_MVE_LOOP("", "", RQ("q2"));                                                \
+      AOT_MVE_LOOP("", "", "", RQ("q2"));                                            \
+    } else if (k->loops & 1) {                                                       \
+      AOT_MVE_LOOP(AOT_MVE_LOOP_CHUNK, AOT_MVE_REST_LOAD, AOT_MVE_REST, RQ("q2"));   \
     } else {                                                                         \
-      AOT_MVE_LOOP(AOT_MVE_REST_LOAD, AOT_MVE_DOT4("vmladava.s8", "q1"), RQ("q2")); \
+      AOT_MVE_LOOP("", AOT_MVE_REST_LOAD, AOT_MVE_REST, RQ("q2"));                   \
     }                                                                                \
   } while (0)
 
