@@ -207,12 +207,13 @@ static __attribute__((noinline, unused)) void aot_mve_row_times_weights_slow(
  * requantization, the output offset, the clamp (q6, q7) and one VSTRB.32. The row lives
  * in q0-q3 when it has at most four 16-byte chunks (its last chunk loaded predicated,
  * the lanes past the depth zero); a longer row is read by a chunk loop (VLDRB with
- * pre-index writeback, LE), its partial last chunk kept in q1.
+ * pre-index writeback, two chunks per LE), its partial last chunk kept in q1.
  * Registers: the row in r1, the output in r3, the args in r5 (register variables); the
- * weights' and records' pointers in r8, r9, r10 and r12 (the offset, or the chunk
- * loop's count and rewind) are saved and restored by the asm itself, so GCC keeps its loop state in them
- * (with all of them clobbered it found no registers for the operands). A block's
- * record: bias by `vldrw.u32 q5, [r9, #48]!`, multiplier [r9, #16], shift [r9, #32]. */
+ * weights' and records' pointers in r8 and r9, r10 and r12 (the offset, or the chunk
+ * loop's count and rewind) are saved and restored by the asm itself, so GCC keeps its
+ * loop state in them (with all of them clobbered it found no registers for the
+ * operands). A block's record: bias by `vldrw.u32 q5, [r9, #48]!`, multiplier
+ * [r9, #16], shift [r9, #32]. */
 
 /* What every pixel of a call shares, read by the asm (the byte offsets in the asm). */
 struct aot_mve_block_args {
@@ -414,8 +415,9 @@ static inline void aot_mve_block_args_pairs(struct aot_mve_block_args* k, int32_
 
 /* -- Two pixels per pass over the weights -----------------------------------------------
  * A 1x1 convolution's rows of at most 64 bytes (chunks 1-4; a partial last chunk loaded
- * predicated), right-shift double rounding: each weight load serves both pixels' VMLADAVs. Their eight sums take every
- * even register (r0-r6 pixel A, r8, r10, r12, lr pixel B), so the block loop has no LE:
+ * predicated), right-shift double rounding: each weight load serves both pixels'
+ * VMLADAVs. Their eight sums take every even register (r0-r6 pixel A, r8, r10, r12, lr
+ * pixel B), so the block loop has no LE:
  * it ends when the record pointer (r9) reaches the last whole block's, kept on the stack
  * with the tail count and the offset vector. Registers: A's row r1, B's r7 (= r1 + the
  * column step), A's output r3, B's r5 (= r3 + out_c), weights r11. Per block of four
