@@ -369,10 +369,13 @@ static inline __attribute__((always_inline)) void segments_times_weights_x2(
         : [bounds] "r"(at)
         : "q0", "q1", "q2", "q3", "memory", "cc");
     w = wp;
-    aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, output_offset, lo,
-                        hi, form, out0);
-    aot_mve_store_block(b0, b1, b2, b3, records, o, out_c, output_offset, lo,
-                        hi, form, out1);
+    /* plain copies: a register variable may lose its value to a call (single rounding's
+     * 64-bit shift) */
+    const int32_t sums[8] = {a0, a1, a2, a3, b0, b1, b2, b3};
+    aot_mve_store_block(sums[0], sums[1], sums[2], sums[3], records, o, out_c, output_offset,
+                        lo, hi, form, out0);
+    aot_mve_store_block(sums[4], sums[5], sums[6], sums[7], records, o, out_c, output_offset,
+                        lo, hi, form, out1);
   }
 }
 
