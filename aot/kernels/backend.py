@@ -12,7 +12,7 @@ kernels. It keeps no state: a call's number comes from ``LowerContext.earlier``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -112,7 +112,7 @@ class KernelBackend(Backend):
             constants=constants,
             scratch_bytes=prepared.scratch_bytes,
             unused_params=unused,
-            runtime=_files(variant),
+            runtime=_files(variant, prepared.defines),
         )
 
     def emit(self, step: Any, artifact: Artifact, ctx: EmitContext) -> EmittedCode:
@@ -148,10 +148,14 @@ class KernelBackend(Backend):
         return str(artifact.payload.prepared.function)
 
 
-def _files(variant: Any) -> RuntimeFiles:
+def _files(variant: Any, defines: Mapping[str, str]) -> RuntimeFiles:
     """A step's files: its variant's C sources, aot_kernels.h and the private headers the
-    sources share (requantization, the DSP operations)."""
+    sources share (requantization, the DSP operations), and the call's defines."""
     from aot.kernels import HEADER, KERNELS_C
 
     headers = (HEADER, *sorted(p for p in HEADER.parent.glob("*.h") if p != HEADER))
-    return RuntimeFiles(sources=tuple(KERNELS_C / s for s in variant.sources), headers=headers)
+    return RuntimeFiles(
+        sources=tuple(KERNELS_C / s for s in variant.sources),
+        headers=headers,
+        defines=dict(defines),
+    )

@@ -80,6 +80,17 @@ def _row_constants(info: OperatorInfo, rows: np.ndarray) -> tuple[BackendConstan
     )
 
 
+def _form_defines(family: str, info: OperatorInfo, fields: dict) -> dict[str, str]:
+    """The call's requantization form (aot_mve_requant_form in aot_kernels_mve.h: every
+    shift a right shift or not, times the rounding) as the define that keeps its loops
+    compiled: AOT_MVE_<family>_<form>."""
+    _, shift = quant.requant(info, info.output.shape[-1])
+    right = bool(np.all(np.asarray(shift) < 0))
+    single = bool(fields["rounding"])
+    form = ("SINGLE_RIGHT" if single else "RIGHT") if right else ("SINGLE" if single else "DOUBLE")
+    return {"AOT_MVE_FORMS_KNOWN": "1", f"AOT_MVE_{family}_{form}": "1"}
+
+
 # -- conv2d -------------------------------------------------------------------------------
 
 
@@ -100,6 +111,7 @@ def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
             inputs=(0,),
             constants=_row_constants(info, padded.reshape(out_c, -1)),
             notes={"path": "kernel rows"},
+            defines=_form_defines("CONV", info, fields),
         )
     return PreparedKernel(
         function="aot_k_conv_s8_mve",
@@ -111,6 +123,7 @@ def _conv_prepare(info: OperatorInfo) -> PreparedKernel:
         # two, a pair of border pixels'
         scratch_bytes=0 if direct else k_h * k_w * in_c * (2 if (k_w * in_c) % 16 == 0 else 1),
         notes={"path": "1x1 direct" if direct else "im2col"},
+        defines=_form_defines("CONV", info, fields),
     )
 
 
@@ -186,12 +199,14 @@ def _dwconv_prepare(info: OperatorInfo) -> PreparedKernel:
 
 def _fc_prepare(info: OperatorInfo) -> PreparedKernel:
     weights = info.inputs[quant.operand(info, "weight")].data
+    fields = common.fc_params(info)  # input_offset 0: folded into the bias
     return PreparedKernel(
         function="aot_k_fc_s8_mve",
         params_struct=common.FC_STRUCT,
-        params=common.fc_params(info),  # input_offset 0: folded into the bias
+        params=fields,
         inputs=(0,),
         constants=_row_constants(info, weights),
+        defines=_form_defines("FC", info, fields),
     )
 
 

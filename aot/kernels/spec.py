@@ -36,6 +36,9 @@ class PreparedKernel:
     constants: tuple[BackendConstant, ...] = ()  # passed after the inputs, in order
     scratch_bytes: int = 0  # planned by the memory planner; NULL is passed when 0
     notes: Mapping[str, str] = field(default_factory=dict)  # for reports (e.g. the path)
+    # Preprocessor switches its sources need (the build defines the union over its calls),
+    # e.g. the requantization forms whose loops the Helium kernels compile.
+    defines: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,55 @@ enum {
   AOT_MVE_RQ_SINGLE_RIGHT = 3
 };
 
+/* The forms a build's calls use: aot/kernels/mve.py defines AOT_MVE_FORMS_KNOWN and, per
+ * kernel family and form, AOT_MVE_<CONV|FC>_<form> for the project, so the loops of forms
+ * no call takes are compiled out (their text was most of the kernels'). Without
+ * AOT_MVE_FORMS_KNOWN (a firmware calling the kernels on data of its own) every form is
+ * compiled. */
+#ifdef AOT_MVE_FORMS_KNOWN
+#define AOT_MVE_FORM_DEFAULT 0
+#else
+#define AOT_MVE_FORM_DEFAULT 1
+#endif
+#ifndef AOT_MVE_CONV_RIGHT
+#define AOT_MVE_CONV_RIGHT AOT_MVE_FORM_DEFAULT
+#endif
+#ifndef AOT_MVE_CONV_SINGLE_RIGHT
+#define AOT_MVE_CONV_SINGLE_RIGHT AOT_MVE_FORM_DEFAULT
+#endif
+#ifndef AOT_MVE_CONV_DOUBLE
+#define AOT_MVE_CONV_DOUBLE AOT_MVE_FORM_DEFAULT
+#endif
+#ifndef AOT_MVE_CONV_SINGLE
+#define AOT_MVE_CONV_SINGLE AOT_MVE_FORM_DEFAULT
+#endif
+#ifndef AOT_MVE_FC_RIGHT
+#define AOT_MVE_FC_RIGHT AOT_MVE_FORM_DEFAULT
+#endif
+#ifndef AOT_MVE_FC_SINGLE_RIGHT
+#define AOT_MVE_FC_SINGLE_RIGHT AOT_MVE_FORM_DEFAULT
+#endif
+#ifndef AOT_MVE_FC_DOUBLE
+#define AOT_MVE_FC_DOUBLE AOT_MVE_FORM_DEFAULT
+#endif
+#ifndef AOT_MVE_FC_SINGLE
+#define AOT_MVE_FC_SINGLE AOT_MVE_FORM_DEFAULT
+#endif
+/* a convolution's loops for a form known only at run time (all but RIGHT) */
+#define AOT_MVE_CONV_OTHER (AOT_MVE_CONV_SINGLE_RIGHT || AOT_MVE_CONV_DOUBLE || AOT_MVE_CONV_SINGLE)
+
+/* A call whose form the build said no call has: the defines and aot_mve_requant_form
+ * disagree, a fault rather than wrong outputs. */
+static inline void aot_mve_form_missing(void) { __builtin_trap(); }
+
+/* Whether a convolution of form `form` runs its right-shift loops: a constant when the
+ * build compiled only one kind (the other's functions are then unreferenced and dropped). */
+static inline int32_t aot_mve_conv_right(int32_t form) {
+  const int32_t right = form == AOT_MVE_RQ_RIGHT;
+  if (right ? !AOT_MVE_CONV_RIGHT : !AOT_MVE_CONV_OTHER) aot_mve_form_missing();
+  return !AOT_MVE_CONV_RIGHT ? 0 : !AOT_MVE_CONV_OTHER ? 1 : right;
+}
+
 static inline int32_t aot_mve_requant_form(int32_t rounding, const int32_t* records,
                                            int32_t n) {
   /* per block: the padded channels' shifts are -1 */
@@ -158,33 +207,6 @@ static inline __attribute__((always_inline)) void aot_mve_row_times_weights_c(
       a2 = vmladavaq_s8(a2, v, vldrbq_s8(w + 32));
       a3 = vmladavaq_s8(a3, v, vldrbq_s8(w + 48));
       w += 64;
-    }
-    aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, output_offset, lo, hi, form, out);
-  }
-}
-
-/* aot_mve_vectors_times_weights in C (the forms its asm does not take) */
-static inline __attribute__((always_inline)) void aot_mve_vectors_times_weights_c(
-    int8x16_t v0, int8x16_t v1, int8x16_t v2, const int8_t* w, int32_t out_c,
-    const int32_t* records, int32_t output_offset, int32_t act_min, int32_t act_max,
-    int32_t form, int8_t* out, const int chunks) {
-  const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
-  for (int32_t o = 0; o < out_c; o += 4, out += 4, w += 64 * chunks) {
-    int32_t a0 = vmladavq_s8(v0, vldrbq_s8(w));
-    int32_t a1 = vmladavq_s8(v0, vldrbq_s8(w + 16));
-    int32_t a2 = vmladavq_s8(v0, vldrbq_s8(w + 32));
-    int32_t a3 = vmladavq_s8(v0, vldrbq_s8(w + 48));
-    if (chunks > 1) {
-      a0 = vmladavaq_s8(a0, v1, vldrbq_s8(w + 64));
-      a1 = vmladavaq_s8(a1, v1, vldrbq_s8(w + 80));
-      a2 = vmladavaq_s8(a2, v1, vldrbq_s8(w + 96));
-      a3 = vmladavaq_s8(a3, v1, vldrbq_s8(w + 112));
-    }
-    if (chunks > 2) {
-      a0 = vmladavaq_s8(a0, v2, vldrbq_s8(w + 128));
-      a1 = vmladavaq_s8(a1, v2, vldrbq_s8(w + 144));
-      a2 = vmladavaq_s8(a2, v2, vldrbq_s8(w + 160));
-      a3 = vmladavaq_s8(a3, v2, vldrbq_s8(w + 176));
     }
     aot_mve_store_block(a0, a1, a2, a3, records, o, out_c, output_offset, lo, hi, form, out);
   }
@@ -540,75 +562,6 @@ static inline __attribute__((always_inline)) void aot_mve_pair_blocks(
     AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_PREDICATE, AOT_MVE_PAIR_PART3);
   } else {
     AOT_MVE_PAIR_ASM(AOT_MVE_PAIR_PREDICATE, AOT_MVE_PAIR_PART4);
-  }
-}
-
-/* every block of four channels of a row the caller holds in v0..v(chunks-1) (GCC puts them
- * in q0-q3: the asm clobbers q4-q7) */
-#define AOT_MVE_VECTORS_ASM(DOTS, RQ)                                                     \
-  do {                                                                                    \
-    register int8_t* out_ __asm__("r3") = out;                                            \
-    register const struct aot_mve_block_args* k_ __asm__("r5") = &k;                      \
-    __asm__ volatile("push {r8, r9, r12}\n\t"                                             \
-                     "ldrd r8, r9, [r5, #68]\n\t"                                         \
-                     "vldrw.u32 q6, [r5]\n\t"                                             \
-                     "vldrw.u32 q7, [r5, #16]\n\t"                                        \
-                     "ldr r12, [r5, #32]\n\t"                                             \
-                     "ldr r0, [r5, #56]\n\t"                                              \
-                     "wls lr, r0, 2f\n"                                                   \
-                     "1:\n\t" DOTS AOT_MVE_SUMS RQ AOT_MVE_FINISH("r12")                  \
-                     "vstrb.32 q4, [r3], #4\n\t"                                          \
-                     "le lr, 1b\n"                                                        \
-                     "2:\n\t"                                                             \
-                     "ldr r0, [r5, #60]\n\t"                                              \
-                     "cmp r0, #0\n\t"                                                     \
-                     "beq 3f\n\t" DOTS AOT_MVE_SUMS RQ AOT_MVE_FINISH("r12")              \
-                     "ldr r0, [r5, #60]\n\t"                                              \
-                     "vctp.32 r0\n\t"                                                     \
-                     "vpst\n\t"                                                           \
-                     "vstrbt.32 q4, [r3]\n"                                               \
-                     "3:\n\t"                                                             \
-                     "pop {r8, r9, r12}\n"                                                \
-                     : "+r"(out_), "+r"(k_)                                               \
-                     : [v0] "w"(v0), [v1] "w"(v1), [v2] "w"(v2)                           \
-                     : "r0", "r2", "r4", "r6", "lr", "q4", "q5", "q6", "q7", "memory",    \
-                       "cc");                                                             \
-  } while (0)
-#define AOT_MVE_VDOTS1 AOT_MVE_DOT4("vmladav.s8", "%q[v0]")
-#define AOT_MVE_VDOTS2 AOT_MVE_VDOTS1 AOT_MVE_DOT4("vmladava.s8", "%q[v1]")
-#define AOT_MVE_VDOTS3 AOT_MVE_VDOTS2 AOT_MVE_DOT4("vmladava.s8", "%q[v2]")
-#define AOT_MVE_VECTORS_FORM(RQ)                 \
-  do {                                           \
-    if (chunks == 1) {                           \
-      AOT_MVE_VECTORS_ASM(AOT_MVE_VDOTS1, RQ);   \
-    } else if (chunks == 2) {                    \
-      AOT_MVE_VECTORS_ASM(AOT_MVE_VDOTS2, RQ);   \
-    } else {                                     \
-      AOT_MVE_VECTORS_ASM(AOT_MVE_VDOTS3, RQ);   \
-    }                                            \
-  } while (0)
-
-/* aot_mve_row_times_weights for a row already in one to three Q registers (`chunks`, a
- * constant at each call; v1 and v2 unused below it), its lanes past the depth zero: every
- * block of four channels is then only its weight loads, the VMLADAVs and the
- * requantization (no chunk loop, no reload of the row); the right-shift forms in asm, the
- * others in C. */
-static inline __attribute__((always_inline)) void aot_mve_vectors_times_weights(
-    int8x16_t v0, int8x16_t v1, int8x16_t v2, const int8_t* w, int32_t out_c,
-    const int32_t* records, int32_t output_offset, int32_t act_min, int32_t act_max,
-    int32_t form, int8_t* out, const int chunks) {
-  if (form != AOT_MVE_RQ_RIGHT && form != AOT_MVE_RQ_SINGLE_RIGHT) {
-    aot_mve_vectors_times_weights_c(v0, v1, v2, w, out_c, records, output_offset, act_min,
-                                    act_max, form, out, chunks);
-    return;
-  }
-  struct aot_mve_block_args k;
-  aot_mve_block_args_init(&k, w, records, 16 * chunks, out_c, output_offset, act_min,
-                          act_max);
-  if (form == AOT_MVE_RQ_RIGHT) {
-    AOT_MVE_VECTORS_FORM(AOT_MVE_RQ_RIGHT_ASM(""));
-  } else {
-    AOT_MVE_VECTORS_FORM(AOT_MVE_RQ_SINGLE_RIGHT_ASM(""));
   }
 }
 

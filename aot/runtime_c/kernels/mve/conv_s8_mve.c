@@ -267,7 +267,7 @@ static inline __attribute__((always_inline)) void segments_times_weights(
 
 /* four channels' sums of one window held in one to three Q registers (`chunks`, a
  * constant; v1 and v2 unused below it), the block's weights at w (chunk-major, as
- * aot_mve_vectors_times_weights reads one block). In asm: every weight load is an offset
+ * aot_mve_row_times_weights reads one block). In asm: every weight load is an offset
  * from w (GCC hoisted the twelve addresses out of the pixel loop and spilled them). */
 /* offsets from w + 64: VLDRB's immediate reaches +-127 */
 #define AOT_CONV_TAP(acc, v, off)            \
@@ -519,7 +519,7 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
   const int32_t in_c = p->in_c;
   const int32_t direct = p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0;
   const int32_t form = aot_mve_requant_form(p->rounding, records, p->out_c);
-  const int32_t right = form == AOT_MVE_RQ_RIGHT;
+  const int32_t right = aot_mve_conv_right(form);
   if (direct) { /* double rounding over 49-64 channels lacks a free Q register: the loop */
     (in_c <= 16   ? (right ? direct_16_right : direct_16)
      : in_c <= 32 ? (right ? direct_32_right : direct_32)
@@ -676,7 +676,7 @@ void aot_k_conv_rows_s8_mve(const struct aot_k_conv_params* p, const int8_t* inp
                             int8_t* scratch) {
   (void)scratch; /* border pixels load their rows clipped: no scratch */
   const int32_t form = aot_mve_requant_form(p->rounding, records, p->out_c);
-  const int32_t right = form == AOT_MVE_RQ_RIGHT;
+  const int32_t right = aot_mve_conv_right(form);
   (p->k_h == 1   ? (right ? rows_1_right : rows_1)
    : p->k_h == 2 ? (right ? rows_2_right : rows_2)
                  : (right ? rows_3_right : rows_3))(p, input, weights, records,

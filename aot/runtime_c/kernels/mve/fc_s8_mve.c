@@ -26,12 +26,15 @@ void aot_k_fc_s8_mve(const struct aot_k_fc_params* p, const int8_t* input,
                      int8_t* scratch) {
   (void)scratch;
   const int32_t form = aot_mve_requant_form(p->rounding, records, p->out_c);
-  if (form == AOT_MVE_RQ_SINGLE_RIGHT) { /* LiteRT's FULLY_CONNECTED */
+  /* only the forms the build's calls use are compiled (aot_kernels_mve.h) */
+  if (form == AOT_MVE_RQ_SINGLE_RIGHT && AOT_MVE_FC_SINGLE_RIGHT) { /* LiteRT's */
     rows(p, input, weights, records, output, AOT_MVE_RQ_SINGLE_RIGHT);
-  } else if (form == AOT_MVE_RQ_RIGHT) {
+  } else if (form == AOT_MVE_RQ_RIGHT && AOT_MVE_FC_RIGHT) {
     rows(p, input, weights, records, output, AOT_MVE_RQ_RIGHT);
-  } else {
+  } else if (AOT_MVE_FC_DOUBLE || AOT_MVE_FC_SINGLE) {
     rows(p, input, weights, records, output, form);
+  } else {
+    aot_mve_form_missing();
   }
 }
 #endif
