@@ -20,11 +20,12 @@ Build-time work, so the kernels' inner loops are loads and VMLADAVA/VMUL only:
   16-byte load of the input row serves 4 VMLADAVAs. The model's own weights are then
   unused and dropped (the padding costs at most 3 rows and 15 bytes per row).
 
-Only im2col convolutions need scratch: one receptive field (k_h * k_w * in_c bytes; two
-when its kernel rows are whole 16-byte chunks, read in place: a pair of border pixels'); a
-convolution over few input channels (k_h <= 3, k_w * in_c <= 16, no column dilation) has
-its weights' kernel rows padded to 16 bytes each instead and loads a window's rows straight
-from the image (``aot_k_conv_rows_s8_mve``; border pixels load them clipped: no scratch).
+Scratch: a 3x3 depthwise row run plans one row of zero points (3 * in_c bytes), an
+im2col convolution one receptive field (k_h * k_w * in_c bytes; two when its kernel rows
+are whole 16-byte chunks, read in place: a pair of border pixels'); a convolution over
+few input channels (k_h <= 3, k_w * in_c <= 16, no column dilation) has its weights'
+kernel rows padded to 16 bytes each instead and loads a window's rows straight from the
+image (``aot_k_conv_rows_s8_mve``; border pixels load them clipped: no scratch).
 """
 
 from __future__ import annotations

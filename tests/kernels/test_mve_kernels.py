@@ -12,6 +12,7 @@ formulas). All cases run in one firmware.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -379,6 +380,25 @@ ROWS_EXTRA = 16
 BLOCK_EXTRA = 32
 
 
+def _conv_family(
+    rng: np.random.Generator,
+    shape: Callable[[np.random.Generator, int], dict],
+    count: int,
+    first: int,
+    single: Callable[[int], bool],
+) -> list[KernelCase]:
+    """`count` convolutions of one family, conv<first + i>, each against LiteRT, and in
+    single rounding too where single(i)."""
+    cases = []
+    for i in range(count):
+        model, in_shape = conv_model(rng, False, shape(rng, i))
+        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
+        cases.append(_litert_case(f"conv{first + i}", model, data))
+        if single(i):
+            cases.append(_other_rounding_case(f"conv{first + i}-single", model, "single", data))
+    return cases
+
+
 def _cases() -> list[KernelCase]:
     rng = np.random.default_rng(2026)
     cases = []
@@ -399,24 +419,11 @@ def _cases() -> list[KernelCase]:
         cases.append(_litert_case(f"add{i}", model, *pair))
         if i % 6 == 0:
             cases.append(_other_rounding_case(f"add{i}-single", model, "single", *pair))
-    for i in range(CONV_EXTRA):  # convolutions over few input channels
-        model, in_shape = conv_model(rng, False, _short_conv_shape(rng, i))
-        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
-        cases.append(_litert_case(f"conv{100 + i}", model, data))
-        if i % 4 == 1:
-            cases.append(_other_rounding_case(f"conv{100 + i}-single", model, "single", data))
-    for i in range(IM2COL_EXTRA):  # the im2col path: in place, copied, border pixels
-        model, in_shape = conv_model(rng, False, _im2col_shape(rng, i))
-        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
-        cases.append(_litert_case(f"conv{200 + i}", model, data))
-        if i % 5 == 2:
-            cases.append(_other_rounding_case(f"conv{200 + i}-single", model, "single", data))
-    for i in range(ROWS_EXTRA):  # the kernel-rows path
-        model, in_shape = conv_model(rng, False, _rows_conv_shape(rng, i))
-        data = rng.integers(-128, 128, in_shape, dtype=np.int8)
-        cases.append(_litert_case(f"conv{300 + i}", model, data))
-        if i % 5 == 1:
-            cases.append(_other_rounding_case(f"conv{300 + i}-single", model, "single", data))
+    # convolutions over few input channels; the im2col path (in place, copied, border
+    # pixels); the kernel-rows path
+    cases += _conv_family(rng, _short_conv_shape, CONV_EXTRA, 100, lambda i: i % 4 == 1)
+    cases += _conv_family(rng, _im2col_shape, IM2COL_EXTRA, 200, lambda i: i % 5 == 2)
+    cases += _conv_family(rng, _rows_conv_shape, ROWS_EXTRA, 300, lambda i: i % 5 == 1)
     for i in range(BLOCK_EXTRA):  # the asm blocks' rows, both rounding modes
         model, in_shape = conv_model(rng, False, _block_conv_shape(rng, i))
         data = rng.integers(-128, 128, in_shape, dtype=np.int8)

@@ -659,10 +659,9 @@ static inline __attribute__((always_inline)) void rows_pixels(
 #define AOT_CONV_ROWS(name, chunks, right)                                                 \
   static void __attribute__((noinline))                                                    \
   name(const struct aot_k_conv_params* p, const int8_t* input, const int8_t* weights,      \
-       const int32_t* records, int32_t form, \
-       int8_t* output) {                                                                   \
-    rows_pixels(p, input, weights, records, right ? AOT_MVE_RQ_RIGHT : form, \
-                output, chunks);                                                           \
+       const int32_t* records, int32_t form, int8_t* output) {                             \
+    rows_pixels(p, input, weights, records, right ? AOT_MVE_RQ_RIGHT : form, output,      \
+                chunks);                                                                   \
   }
 AOT_CONV_ROWS(rows_1, 1, 0)
 AOT_CONV_ROWS(rows_2, 2, 0)

@@ -222,26 +222,25 @@ _Static_assert(REC_WORDS == 48, "AOT_DW_START steps the records by 192 bytes");
   [e] "=&w"(even), [o] "=&w"(odd), [x] "=&w"(x), [wt] "=&w"(wt), [p] "=&w"(p),         \
       [at] "=&l"(at), [r0] "+l"(a0), [r1] "+l"(a1), [r2] "+l"(a2), [w] "+r"(wb),       \
       [rec] "+r"(rb)
+/* the requantization fields' offsets in a block's records from the asm's pointer, which
+ * stands at the start value's field `start` plus 192 bytes */
+#define AOT_DW_RECORD_OFFSETS(start)                                                    \
+  [me] "i"((REC_MULT - (start)) * 4 - 192), [mo] "i"((REC_MULT + 4 - (start)) * 4 - 192), \
+      [se] "i"((REC_SHIFT - (start)) * 4 - 192),                                        \
+      [so] "i"((REC_SHIFT + 4 - (start)) * 4 - 192)
 /* one block, double rounding with right shifts: all in asm; `start` the start value's
  * field (a constant) */
 #define AOT_DW_BLOCK_RIGHT(taps, start)                                                 \
   __asm__ volatile(AOT_DW_START taps AOT_DW_REQUANT_RIGHT                               \
                    : AOT_DW_TAP_OPERANDS, [out] "+l"(ob)                                \
-                   : [cz] "r"(cz), [lo] "w"(lo), [hi] "w"(hi),                          \
-                     [me] "i"((REC_MULT - (start)) * 4 - 192),                          \
-                     [mo] "i"((REC_MULT + 4 - (start)) * 4 - 192),                      \
-                     [se] "i"((REC_SHIFT - (start)) * 4 - 192),                         \
-                     [so] "i"((REC_SHIFT + 4 - (start)) * 4 - 192)                      \
+                   : [cz] "r"(cz), [lo] "w"(lo), [hi] "w"(hi), AOT_DW_RECORD_OFFSETS(start) \
                    : "memory")
 /* AOT_DW_BLOCK_RIGHT with the column step the constant fixed_step */
 #define AOT_DW_BLOCK_RIGHT_IMM(taps, start)                                             \
   __asm__ volatile(AOT_DW_START taps AOT_DW_REQUANT_RIGHT                               \
                    : AOT_DW_TAP_OPERANDS, [out] "+l"(ob)                                \
                    : [cz] "r"(cz), [lo] "w"(lo), [hi] "w"(hi), [cs] "i"(fixed_step),    \
-                     [me] "i"((REC_MULT - (start)) * 4 - 192),                          \
-                     [mo] "i"((REC_MULT + 4 - (start)) * 4 - 192),                      \
-                     [se] "i"((REC_SHIFT - (start)) * 4 - 192),                         \
-                     [so] "i"((REC_SHIFT + 4 - (start)) * 4 - 192)                      \
+                     AOT_DW_RECORD_OFFSETS(start)                                       \
                    : "memory")
 /* one block's taps in asm, any requantization (store8) after */
 #define AOT_DW_BLOCK_ANY(taps, start)                                             \

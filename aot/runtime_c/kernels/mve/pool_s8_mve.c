@@ -2,8 +2,9 @@
  * (two VLDRB.S16 widening loads) summed over the window's in-image taps in int16 lanes,
  * exact for windows of at most 256 taps (|sum| <= 128 * 256 = 32768, and -32768 is the
  * one value at the bound); the division by the tap count, rounding halves away from zero
- * as TFLite's, is scalar (SDIV) once per output, next to the taps' two loads and two adds
- * per sixteen channels. */
+ * as TFLite's, is a VMULH.U32 by the count's reciprocal on four lanes (SDIV only for the
+ * channel tail and one-tap windows), next to the taps' two loads and two adds per sixteen
+ * channels. */
 #include "aot_kernels.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
