@@ -37,6 +37,7 @@ from aot.kernels.quant import (
     requant_constants,
     requant_records,
     requantized,
+    rescale,
 )
 from aot.kernels.spec import KernelVariant, PreparedKernel
 from aot.operators import AddParams, TransposeConvParams, operator_params
@@ -337,23 +338,11 @@ ADD_SOURCE = "dsp/add_dsp.c"
 _INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
 
 
-def _rescale(values: np.ndarray, multiplier: int, shift: int, rounding: str) -> np.ndarray:
-    """TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0) on int64
-    values whose products with the multiplier fit int64 (|values| < 2^31)."""
-    right = -shift
-    if rounding == "single":
-        return (values * multiplier + (1 << (30 + right))) >> (31 + right)
-    high = (values * multiplier + (1 << 30)) >> 31  # gemmlowp's SRDHM (no saturation)
-    if right == 0:
-        return high
-    return (high + (1 << (right - 1)) - (high < 0)) >> right  # RoundingDivideByPOT
-
-
 def _add_table(info: OperatorInfo, side: str) -> np.ndarray:
     """Twice the rescaled value of each int8 input (add_dsp.c): 256 int32, -128 first."""
     p = addition(info)
     offset, multiplier, shift = p.side(side)
-    return 2 * _rescale((_INT8_VALUES + offset) << p.left_shift, multiplier, shift, p.rounding)
+    return 2 * rescale((_INT8_VALUES + offset) << p.left_shift, multiplier, shift, p.rounding)
 
 
 def _repeats_over(small: tuple[int, ...], shape: tuple[int, ...]) -> bool:

@@ -232,13 +232,7 @@ def _add_table(info: OperatorInfo, side: str) -> BackendConstant:
     p = common.addition(info)
     offset, multiplier, shift = p.side(side)
     values = np.arange(256, dtype=np.int64).astype(np.uint8).view(np.int8).astype(np.int64)
-    x = (values + offset) << p.left_shift  # |x| < 2^31: the products fit int64
-    right = -shift
-    if p.rounding == "single":
-        table = (x * multiplier + (1 << (30 + right))) >> (31 + right)
-    else:  # gemmlowp's SRDHM (never saturating here), then RoundingDivideByPOT
-        high = (x * multiplier + (1 << 30)) >> 31
-        table = high if right == 0 else (high + (1 << (right - 1)) - (high < 0)) >> right
+    table = quant.rescale((values + offset) << p.left_shift, multiplier, shift, p.rounding)
     return BackendConstant(f"{side}_table", np.ascontiguousarray(table, np.int32), 16)
 
 

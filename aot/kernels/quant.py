@@ -153,3 +153,15 @@ def requant_records(
 def record_constant(records: np.ndarray) -> BackendConstant:
     """The records as one constant, 8-byte aligned so word pairs load with LDRD."""
     return BackendConstant("rq", np.ascontiguousarray(records, np.int32).reshape(-1), 8)
+
+
+def rescale(values: np.ndarray, multiplier: int, shift: int, rounding: str) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0) on int64
+    values whose products with the multiplier fit int64 (|values| < 2^31)."""
+    right = -shift
+    if rounding == "single":
+        return (values * multiplier + (1 << (30 + right))) >> (31 + right)
+    high = (values * multiplier + (1 << 30)) >> 31  # gemmlowp's SRDHM (no saturation)
+    if right == 0:
+        return high
+    return (high + (1 << (right - 1)) - (high < 0)) >> right  # RoundingDivideByPOT

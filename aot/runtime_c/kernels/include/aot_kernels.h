@@ -119,7 +119,7 @@ void aot_k_conv_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                        const int8_t* weights, const int32_t* records, int8_t* output,
                        int8_t* scratch);
 /* conv_rows: k_h <= 3, k_w * in_c <= 16, dil_w 1; conv's weights with each kernel row
- * zero-padded to 16 bytes (aot/kernels/mve.py); scratch: k_h * 16 bytes. */
+ * zero-padded to 16 bytes (aot/kernels/mve.py); no scratch (border rows load clipped). */
 void aot_k_conv_rows_s8_mve(const struct aot_k_conv_params* p, const int8_t* input,
                             const int8_t* weights, const int32_t* records, int8_t* output,
                             int8_t* scratch);
